@@ -1,0 +1,55 @@
+"""The transq HTTP API: `gunicorn "api:create_app()"`. Never imports torch or transformers."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import redis
+from flask import Flask
+from kombu.exceptions import OperationalError
+
+from api.errors import error_response, register_error_handlers
+from api.services import Services
+from shared.logging_setup import configure_logging
+from shared.redis_client import redact_url
+from shared.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+def create_app(test_config: dict[str, Any] | None = None) -> Flask:
+    """Build the app; `test_config` may hold a Settings object under "SETTINGS"."""
+    app = Flask(__name__)
+    settings: Settings = (test_config or {}).get("SETTINGS") or Settings.from_env()
+    configure_logging(settings.log_format, settings.log_level)
+    app.config.update(MAX_CONTENT_LENGTH=settings.max_body_bytes, JSON_SORT_KEYS=False)
+    app.json.ensure_ascii = False  # type: ignore[attr-defined]
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    if test_config:
+        app.config.update({k: v for k, v in test_config.items() if k != "SETTINGS"})
+    app.extensions["transq"] = Services(settings)
+    app.extensions["celery"] = app.extensions["transq"].celery
+
+    register_error_handlers(app)
+
+    @app.errorhandler(redis.RedisError)
+    @app.errorhandler(OperationalError)
+    def _redis_down(exc: Exception):  # type: ignore[no-untyped-def]
+        log.warning("broker Redis unavailable: %s", exc)
+        return error_response(503, "unavailable", "the job store is unavailable; try again later", 5)
+
+    from api import auth, health, jobs, metrics, openapi, translate, web
+
+    auth.init_app(app, settings)
+    for blueprint in (jobs.bp, translate.bp, health.bp, metrics.bp, openapi.bp, web.bp):
+        app.register_blueprint(blueprint)
+    log.info("transq API ready: broker %s, model %s", redact_url(settings.redis_url), settings.model)
+    return app
+
+
+def services() -> Services:
+    """The Services of the current app."""
+    from flask import current_app
+
+    return current_app.extensions["transq"]

@@ -1,0 +1,56 @@
+"""The job resource: submit, read, cancel."""
+
+from __future__ import annotations
+
+import re
+
+from flask import Blueprint, request
+
+from api import services
+from api.auth import client_id
+from api.errors import Conflict, NotFound
+from api.submission import submit
+from api.validation import parse_translation_request, read_json_object
+from shared.jobs import Job
+
+bp = Blueprint("jobs", __name__, url_prefix="/v1/jobs")
+_JOB_ID = re.compile(r"^[0-9a-f]{32}$")
+
+
+def job_response(job: Job, created: bool = True):  # type: ignore[no-untyped-def]
+    """200 with a finished job; 202 with Location for one still to run."""
+    if job.finished:
+        return job.public(), 200
+    return job.public(), 202, {"Location": f"/v1/jobs/{job.id}"}
+
+
+def load_job(job_id: str) -> Job:
+    job = services().store.get(job_id) if _JOB_ID.match(job_id) else None
+    if job is None:
+        raise NotFound(f"no job {job_id}")
+    return job
+
+
+@bp.post("")
+def create_job():  # type: ignore[no-untyped-def]
+    """Validate, then answer from the cache (200) or queue the job (202)."""
+    body = read_json_object(request)
+    translation = parse_translation_request(body, services().settings)
+    job, _ = submit(services(), translation, request.headers.get("Idempotency-Key"), client_id())
+    return job_response(job)
+
+
+@bp.get("/<job_id>")
+def get_job(job_id: str):  # type: ignore[no-untyped-def]
+    return load_job(job_id).public()
+
+
+@bp.delete("/<job_id>")
+def cancel_job(job_id: str):  # type: ignore[no-untyped-def]
+    load_job(job_id)
+    outcome = services().store.cancel(job_id)
+    if outcome == "missing":
+        raise NotFound(f"no job {job_id}")
+    if outcome == "refused":
+        raise Conflict(f"job {job_id} has already finished")
+    return load_job(job_id).public()

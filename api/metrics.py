@@ -1,0 +1,65 @@
+"""GET /metrics: Prometheus text built from the counters every process keeps in Redis."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import redis
+from flask import Blueprint, Response
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
+
+from api import services
+from api.services import Services
+from shared.stats import HISTOGRAMS
+
+bp = Blueprint("metrics", __name__)
+
+_COUNTERS = {
+    "jobs_submitted": "Jobs accepted by the API (queued or answered from the cache).",
+    "jobs_answered_from_cache": "Jobs answered entirely from the sentence cache by the API.",
+    "jobs_succeeded": "Jobs finished by workers with a result.",
+    "jobs_failed": "Jobs that failed (timeout, worker_lost, resource_exhausted, internal_error).",
+    "cache_hits": "Sentences workers found in the cache.",
+    "cache_misses": "Sentences workers did not find in the cache.",
+    "api_cache_hits": "Sentences the API found in the cache at submission.",
+    "api_cache_misses": "Sentences the API did not find in the cache at submission.",
+    "sentences_translated": "Distinct sentences the model translated.",
+    "batches": "Model batches run by workers.",
+}
+
+
+class RedisStatsCollector:
+    def __init__(self, svc: Services):
+        self.svc = svc
+
+    def collect(self) -> Iterator[Metric]:
+        counters, histograms = self.svc.stats.read()
+        for name, help_text in _COUNTERS.items():
+            family = CounterMetricFamily(f"transq_{name}", help_text)
+            family.add_metric([], counters.get(name, 0))
+            yield family
+        pipe = self.svc.redis.pipeline(transaction=False)
+        pipe.zcard(self.svc.keys.pending)
+        pipe.llen(self.svc.settings.queue_name)
+        pending, messages = pipe.execute()
+        yield GaugeMetricFamily("transq_queue_depth", "Jobs waiting for a worker.", value=pending)
+        yield GaugeMetricFamily("transq_queue_messages", "Messages on the Celery queue.", value=messages)
+        yield GaugeMetricFamily("transq_workers_ready", "Workers with a loaded model and a fresh heartbeat.",
+                                value=self.svc.registry.ready_count())
+        for name, bounds in HISTOGRAMS.items():
+            buckets = [(str(b), histograms.get(f"{name}:{b}", 0.0)) for b in bounds]
+            buckets.append(("+Inf", histograms.get(f"{name}:+Inf", 0.0)))
+            yield HistogramMetricFamily(f"transq_{name}", f"Histogram of {name.replace('_', ' ')}.",
+                                        buckets=buckets, sum_value=histograms.get(f"{name}:sum", 0.0))
+
+
+@bp.get("/metrics")
+def metrics():  # type: ignore[no-untyped-def]
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(RedisStatsCollector(services()))
+    try:
+        body = generate_latest(registry)
+    except redis.RedisError:
+        return Response("# broker Redis unavailable\n", status=503, mimetype="text/plain")
+    return Response(body, mimetype="text/plain; version=0.0.4; charset=utf-8")

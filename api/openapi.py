@@ -1,0 +1,183 @@
+"""GET /openapi.json (the OpenAPI 3 description of the API) and GET /docs (Swagger UI, served locally)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response, abort, send_from_directory
+
+from api import services
+
+bp = Blueprint("openapi", __name__)
+
+
+def _error(description: str, retry_after: bool = False) -> dict[str, Any]:
+    response: dict[str, Any] = {
+        "description": description,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+    }
+    if retry_after:
+        response["headers"] = {"Retry-After": {"schema": {"type": "integer"}, "description": "Seconds to wait."}}
+    return response
+
+
+_ERRORS = {
+    "400": _error("Body is not valid JSON or not valid UTF-8 (`invalid_json`)."),
+    "401": _error("API keys are configured and the key is missing or wrong (`unauthorized`)."),
+    "413": _error("Body over the byte limit (`payload_too_large`)."),
+    "415": _error("Content-Type is not application/json (`unsupported_media_type`)."),
+    "422": _error("Wrong types, empty text, too many texts/characters/sentences, wrong language pair."),
+    "429": _error("Rate limit exceeded (`rate_limited`).", retry_after=True),
+    "503": _error("Queue over its limit (`overloaded`) or Redis down/full (`unavailable`).", retry_after=True),
+}
+_JOB_ID = {"name": "job_id", "in": "path", "required": True, "schema": {"type": "string", "pattern": "^[0-9a-f]{32}$"}}
+
+
+def _job(description: str, location: bool = False) -> dict[str, Any]:
+    response: dict[str, Any] = {
+        "description": description,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Job"}}},
+    }
+    if location:
+        response["headers"] = {"Location": {"schema": {"type": "string"}, "description": "The job's URL."}}
+    return response
+
+
+def spec() -> dict[str, Any]:
+    settings = services().settings
+    text_list = {"type": "array", "minItems": 1, "maxItems": settings.max_texts,
+                 "items": {"type": "string", "minLength": 1}}
+    submit_body = {
+        "type": "object",
+        "description": "Exactly one of `text` or `texts`.",
+        "properties": {
+            "texts": text_list,
+            "text": {"type": "string", "minLength": 1},
+            "source_lang": {"type": "string", "example": settings.source_lang},
+            "target_lang": {"type": "string", "example": settings.target_lang},
+        },
+    }
+    errors_for_submit = {k: _ERRORS[k] for k in ("400", "401", "413", "415", "422", "429", "503")}
+    json_body = lambda schema: {"required": True, "content": {"application/json": {"schema": schema}}}  # noqa: E731
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "transq", "version": "1.0.0",
+                 "description": "Queue-based machine translation: submit jobs, poll them, get cached repeats at once."},
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"},
+                                "apiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"}},
+            "schemas": {
+                "Error": {
+                    "type": "object", "required": ["error"],
+                    "properties": {"error": {"type": "object", "required": ["code", "message"],
+                                             "properties": {"code": {"type": "string"}, "message": {"type": "string"}}}},
+                },
+                "SubmitRequest": submit_body,
+                "Job": {
+                    "type": "object",
+                    "required": ["id", "status", "created_at", "progress", "cached_sentences", "model"],
+                    "properties": {
+                        "id": {"type": "string"},
+                        "status": {"type": "string", "enum": ["queued", "running", "succeeded", "failed", "cancelled"]},
+                        "created_at": {"type": "string"},
+                        "started_at": {"type": "string", "nullable": True},
+                        "finished_at": {"type": "string", "nullable": True},
+                        "progress": {"type": "object", "required": ["sentences_done", "sentences_total"],
+                                     "properties": {"sentences_done": {"type": "integer"},
+                                                    "sentences_total": {"type": "integer"}}},
+                        "cached_sentences": {"type": "integer"},
+                        "model": {"type": "string"},
+                        "result": {"type": "object", "required": ["translations"],
+                                   "properties": {"translations": {"type": "array", "items": {"type": "string"}}}},
+                        "error": {"type": "object", "required": ["code", "message"],
+                                  "properties": {"code": {"type": "string"}, "message": {"type": "string"}}},
+                    },
+                },
+            },
+        },
+        "security": [{}, {"bearer": []}, {"apiKey": []}],
+        "paths": {
+            "/v1/jobs": {"post": {
+                "summary": "Submit a translation job",
+                "parameters": [{"name": "Idempotency-Key", "in": "header", "required": False,
+                                "schema": {"type": "string"}}],
+                "requestBody": json_body({"$ref": "#/components/schemas/SubmitRequest"}),
+                "responses": {"200": _job("Every sentence was cached: the finished job."),
+                              "202": _job("Queued.", location=True), **errors_for_submit},
+            }},
+            "/v1/jobs/{job_id}": {
+                "get": {"summary": "Read a job", "parameters": [_JOB_ID],
+                        "responses": {"200": _job("The job."), "401": _ERRORS["401"],
+                                      "404": _error("Unknown or expired job."), "429": _ERRORS["429"],
+                                      "503": _ERRORS["503"]}},
+                "delete": {"summary": "Cancel a queued or running job", "parameters": [_JOB_ID],
+                           "responses": {"200": _job("The job, now cancelled."), "401": _ERRORS["401"],
+                                         "404": _error("Unknown or expired job."),
+                                         "409": _error("The job had already finished (`conflict`)."),
+                                         "429": _ERRORS["429"], "503": _ERRORS["503"]}},
+            },
+            "/v1/translate": {"post": {
+                "summary": "Submit and wait up to `timeout` seconds",
+                "requestBody": json_body({"allOf": [{"$ref": "#/components/schemas/SubmitRequest"}, {
+                    "type": "object", "properties": {"timeout": {"type": "number", "minimum": 0,
+                                                                 "maximum": settings.wait_timeout}}}]}),
+                "responses": {
+                    "200": {"description": "Done in time.", "content": {"application/json": {"schema": {
+                        "type": "object", "required": ["translations"],
+                        "properties": {"translations": {"type": "array", "items": {"type": "string"}}}}}}},
+                    "202": _job("Not done in time: poll the job.", location=True),
+                    "500": _error("The job failed (its error code)."),
+                    **errors_for_submit,
+                },
+            }},
+            "/api/translate": {"post": {
+                "summary": "One text, the call of the single-process services transq replaces",
+                "requestBody": json_body({"type": "object", "required": ["text"],
+                                          "properties": {"text": {"type": "string", "minLength": 1}}}),
+                "responses": {
+                    "200": {"description": "The translation.", "content": {"application/json": {"schema": {
+                        "type": "object", "required": ["translation", "timestamp"],
+                        "properties": {"translation": {"type": "string"}, "timestamp": {"type": "string"}}}}}},
+                    "202": _job("Not done in time: poll the job.", location=True),
+                    "500": _error("The job failed (its error code)."),
+                    **errors_for_submit,
+                },
+            }},
+            "/healthz": {"get": {"summary": "Liveness", "security": [{}], "responses": {"200": {
+                "description": "The process is up.", "content": {"application/json": {"schema": {"type": "object"}}}}}}},
+            "/readyz": {"get": {"summary": "Readiness", "security": [{}], "responses": {
+                "200": {"description": "Redis answers and a worker has its model loaded.",
+                        "content": {"application/json": {"schema": {"type": "object"}}}},
+                "503": _error("Not ready, with the reason.", retry_after=True)}}},
+            "/metrics": {"get": {"summary": "Prometheus metrics", "security": [{}], "responses": {
+                "200": {"description": "Prometheus text format.", "content": {"text/plain": {"schema": {"type": "string"}}}},
+                "503": {"description": "Redis unavailable.", "content": {"text/plain": {"schema": {"type": "string"}}}}}}},
+            "/openapi.json": {"get": {"summary": "This document", "security": [{}], "responses": {"200": {
+                "description": "OpenAPI 3.", "content": {"application/json": {"schema": {"type": "object"}}}}}}},
+        },
+    }
+
+
+@bp.get("/openapi.json")
+def openapi_json():  # type: ignore[no-untyped-def]
+    return spec()
+
+
+_DOCS_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>transq API</title>
+<link rel="stylesheet" href="/docs/static/swagger-ui.css"></head><body><div id="ui"></div>
+<script src="/docs/static/swagger-ui-bundle.js"></script>
+<script>SwaggerUIBundle({url: "/openapi.json", dom_id: "#ui"});</script></body></html>"""
+
+
+@bp.get("/docs")
+def docs():  # type: ignore[no-untyped-def]
+    return Response(_DOCS_PAGE, mimetype="text/html")
+
+
+@bp.get("/docs/static/<path:name>")
+def docs_static(name: str):  # type: ignore[no-untyped-def]
+    try:
+        from swagger_ui_bundle import swagger_ui_path
+    except ImportError:
+        abort(404)
+    return send_from_directory(swagger_ui_path, name)

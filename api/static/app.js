@@ -1,0 +1,62 @@
+// Submit through the job API, poll, show status, progress and cached sentences.
+(function () {
+  const $ = (id) => document.getElementById(id);
+  const button = $("translate"), status = $("status"), progress = $("progress");
+
+  function headers() {
+    const h = { "Content-Type": "application/json" };
+    const key = $("api-key");
+    if (key && key.value) h["Authorization"] = "Bearer " + key.value;
+    return h;
+  }
+
+  function show(text, isError) {
+    status.textContent = text;
+    status.className = isError ? "error" : "";
+  }
+
+  async function call(method, url, body) {
+    const response = await fetch(url, { method, headers: headers(), body: body && JSON.stringify(body) });
+    let data = null;
+    try { data = await response.json(); } catch (e) { /* not JSON */ }
+    if (!response.ok && !(data && data.status)) {
+      const message = data && data.error ? data.error.message : response.statusText;
+      throw new Error(message + " (HTTP " + response.status + ")");
+    }
+    return data;
+  }
+
+  function render(job) {
+    const p = job.progress || { sentences_done: 0, sentences_total: 0 };
+    progress.hidden = false;
+    progress.max = Math.max(1, p.sentences_total);
+    progress.value = p.sentences_done;
+    show(job.status + " — " + p.sentences_done + "/" + p.sentences_total + " sentences, " +
+         job.cached_sentences + " from cache", false);
+    if (job.status === "succeeded") $("target").value = job.result.translations.join("");
+    if (job.status === "failed") show("failed: " + job.error.message + " (" + job.error.code + ")", true);
+    if (job.status === "cancelled") show("cancelled", true);
+  }
+
+  button.addEventListener("click", async () => {
+    const text = $("source").value;
+    if (!text.trim()) { show("Type some text to translate first.", true); return; }
+    button.disabled = true;
+    $("target").value = "";
+    try {
+      let job = await call("POST", "/v1/jobs", { text });
+      render(job);
+      let delay = 150;
+      while (job.status === "queued" || job.status === "running") {
+        await new Promise((r) => setTimeout(r, delay));
+        delay = Math.min(delay * 1.5, 1000);
+        job = await call("GET", "/v1/jobs/" + job.id);
+        render(job);
+      }
+    } catch (error) {
+      show(error.message, true);
+    } finally {
+      button.disabled = false;
+    }
+  });
+})();

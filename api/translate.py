@@ -1,0 +1,66 @@
+"""Convenience calls that submit a job and wait for it."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+
+from flask import Blueprint, jsonify, request
+
+from api import services
+from api.auth import client_id
+from api.errors import error_response
+from api.jobs import job_response
+from api.submission import submit
+from api.validation import parse_translation_request, read_json_object
+from shared.jobs import FAILED, SUCCEEDED, Job
+
+bp = Blueprint("translate", __name__)
+DEFAULT_WAIT = 10.0
+
+
+def wait_for(job: Job, timeout: float) -> Job:
+    """Poll the job store until the job is final or the timeout passes."""
+    deadline = time.monotonic() + timeout
+    delay = 0.02
+    while not job.finished and time.monotonic() < deadline:
+        time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
+        delay = min(delay * 1.5, 0.25)
+        job = services().store.get(job.id) or job
+    return job
+
+
+def _failed(job: Job):  # type: ignore[no-untyped-def]
+    error = job.error or {"code": "internal_error", "message": "the job failed"}
+    status = 422 if error.get("code") == "resource_exhausted" else 500
+    return error_response(status, error["code"], error["message"])
+
+
+@bp.post("/v1/translate")
+def translate():  # type: ignore[no-untyped-def]
+    """Submit and wait up to `timeout` seconds: 200 with translations, else 202 with the job."""
+    body = read_json_object(request)
+    req = parse_translation_request(body, services().settings, allow_timeout=True)
+    job, _ = submit(services(), req, request.headers.get("Idempotency-Key"), client_id())
+    timeout = req.timeout if req.timeout is not None else min(DEFAULT_WAIT, services().settings.wait_timeout)
+    job = wait_for(job, timeout)
+    if job.status == SUCCEEDED:
+        return {"translations": job.result or []}
+    if job.status == FAILED:
+        return _failed(job)
+    return job_response(job)
+
+
+@bp.post("/api/translate")
+def legacy_translate():  # type: ignore[no-untyped-def]
+    """The single-process services' call: {"text"} -> {"translation", "timestamp"}."""
+    body = read_json_object(request)
+    req = parse_translation_request({"text": body.get("text")} if "text" in body else body, services().settings)
+    job, _ = submit(services(), req, None, client_id())
+    job = wait_for(job, services().settings.wait_timeout)
+    if job.status == SUCCEEDED:
+        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return jsonify(translation="\n".join(job.result or []), timestamp=stamp)
+    if job.status == FAILED:
+        return _failed(job)
+    return job_response(job)

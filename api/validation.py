@@ -1,0 +1,95 @@
+"""Parse and validate request bodies; every message names the field at fault."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from flask import Request
+
+from api.errors import InvalidJson, UnsupportedMediaType, ValidationError
+from shared.settings import Settings
+from shared.splitter import Segment, sentences, split_text
+
+
+@dataclass(frozen=True)
+class TranslationRequest:
+    texts: list[str]
+    segments: list[list[Segment]]
+    sentences: list[str]
+    single: bool  # the body used `text`, not `texts`
+    timeout: float | None = None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def read_json_object(request: Request) -> dict[str, Any]:
+    """The body as a JSON object: 415 unless JSON, 400 unless valid UTF-8 JSON, 422 unless an object."""
+    mimetype = request.mimetype or ""
+    if mimetype != "application/json" and not mimetype.endswith("+json"):
+        raise UnsupportedMediaType("Content-Type must be application/json")
+    raw = request.get_data(cache=True)  # over the byte limit raises 413 before anything is parsed
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidJson(f"the body is not valid UTF-8 (byte {exc.start})") from None
+    try:
+        body = json.loads(text, parse_constant=_reject_constant)
+    except ValueError as exc:
+        raise InvalidJson(f"the body is not valid JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise ValidationError("the body must be a JSON object")
+    return body
+
+
+def parse_translation_request(body: dict[str, Any], settings: Settings, allow_timeout: bool = False) -> TranslationRequest:
+    """Validate `texts` (or `text`), the language pair and the limits."""
+    if ("text" in body) == ("texts" in body):
+        raise ValidationError("give exactly one of `text` (a string) or `texts` (a list of strings)")
+    single = "text" in body
+    if single:
+        if not isinstance(body["text"], str):
+            raise ValidationError("text must be a string")
+        texts, names = [body["text"]], ["text"]
+    else:
+        texts = body["texts"]
+        if not isinstance(texts, list):
+            raise ValidationError("texts must be a list of strings")
+        if not texts:
+            raise ValidationError("texts must not be empty")
+        if len(texts) > settings.max_texts:
+            raise ValidationError(f"texts has {len(texts)} items; at most {settings.max_texts} are allowed")
+        names = [f"texts[{i}]" for i in range(len(texts))]
+    total = 0
+    for name, text in zip(names, texts):
+        if not isinstance(text, str):
+            raise ValidationError(f"{name} must be a string")
+        if not text.strip():
+            raise ValidationError(f"{name} is empty")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValidationError(f"{name} contains a lone surrogate, which is not valid Unicode text") from None
+        total += len(text)
+    if total > settings.max_chars:
+        raise ValidationError(f"the texts have {total} characters; at most {settings.max_chars} are allowed")
+    for field, served in (("source_lang", settings.source_lang), ("target_lang", settings.target_lang)):
+        if field in body and body[field] is not None:
+            if not isinstance(body[field], str):
+                raise ValidationError(f"{field} must be a string")
+            if body[field].strip().lower() != served.lower():
+                raise ValidationError(f"{field} is {body[field]!r}, but this service translates "
+                                      f"{settings.source_lang} to {settings.target_lang}")
+    timeout = None
+    if allow_timeout and body.get("timeout") is not None:
+        timeout = body["timeout"]
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 <= timeout <= settings.wait_timeout:
+            raise ValidationError(f"timeout must be a number of seconds from 0 to {settings.wait_timeout:g}")
+    segments = [split_text(t, settings.max_sentence_chars) for t in texts]
+    flat = [s for segs in segments for s in sentences(segs)]
+    if len(flat) > settings.max_sentences:
+        raise ValidationError(f"the texts have {len(flat)} sentences; at most {settings.max_sentences} are allowed")
+    return TranslationRequest(texts, segments, flat, single, float(timeout) if timeout is not None else None)

@@ -1,0 +1,1 @@
+"""What the API and the workers share: settings, jobs, keys, splitting, cache, memory probe."""

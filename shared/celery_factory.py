@@ -1,0 +1,43 @@
+"""The Celery app configuration both sides use: the API only sends, the worker consumes."""
+
+from __future__ import annotations
+
+from celery import Celery
+
+from shared.settings import Settings
+
+TRANSLATE_TASK = "transq.translate_job"
+
+
+def make_celery(settings: Settings, name: str = "transq") -> Celery:
+    """A Celery app on the broker Redis: JSON only, acknowledged after the result is stored."""
+    app = Celery(name, broker=settings.redis_url, set_as_current=False)
+    app.conf.update(
+        task_serializer="json",
+        result_serializer="json",
+        accept_content=["json"],
+        event_serializer="json",
+        task_ignore_result=True,
+        task_default_queue=settings.queue_name,
+        task_routes={TRANSLATE_TASK: {"queue": settings.queue_name}},
+        # No job is acknowledged before its result is stored; a lost worker's job comes back.
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        worker_prefetch_multiplier=1,
+        task_soft_time_limit=settings.task_soft_time_limit,
+        task_time_limit=settings.task_time_limit,
+        broker_transport_options={
+            "visibility_timeout": settings.visibility_timeout,
+            "socket_timeout": settings.redis_socket_timeout,
+            "socket_connect_timeout": settings.redis_socket_timeout,
+        },
+        broker_connection_retry_on_startup=True,
+        broker_connection_max_retries=None,
+        # Loading a model in a fresh pool process takes longer than Celery's default 4 s.
+        worker_proc_alive_timeout=300,
+        worker_send_task_events=True,
+        task_send_sent_event=True,
+        worker_hijack_root_logger=False,
+        worker_redirect_stdouts=False,
+    )
+    return app

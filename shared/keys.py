@@ -1,0 +1,50 @@
+"""Every Redis key transq uses, in one place."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Keys:
+    """Key names under one prefix (default `transq:`)."""
+
+    prefix: str = "transq:"
+
+    def job(self, job_id: str) -> str:
+        return f"{self.prefix}job:{job_id}"
+
+    def lease(self, job_id: str) -> str:
+        return f"{self.prefix}lease:{job_id}"
+
+    @property
+    def pending(self) -> str:
+        """Sorted set of queued job ids (score: submission time) that workers batch from."""
+        return f"{self.prefix}pending"
+
+    def idempotency(self, digest: str) -> str:
+        return f"{self.prefix}idem:{digest}"
+
+    @property
+    def workers(self) -> str:
+        """Sorted set of worker ids scored by their last heartbeat (unix seconds)."""
+        return f"{self.prefix}workers"
+
+    def worker(self, worker_id: str) -> str:
+        return f"{self.prefix}worker:{worker_id}"
+
+    def cache_namespace(self, model: str) -> str:
+        """The cache namespace that the workers serving `model` publish for the API."""
+        return f"{self.prefix}cache-ns:{model}"
+
+    def cache_entry(self, namespace: str, digest: str) -> str:
+        return f"{self.prefix}c:{namespace}:{digest}"
+
+    @property
+    def stats(self) -> str:
+        """Hash of counters the workers and the API increment (exported by /metrics)."""
+        return f"{self.prefix}stats"
+
+    @property
+    def histograms(self) -> str:
+        return f"{self.prefix}hist"

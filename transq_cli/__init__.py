@@ -1,0 +1,1 @@
+"""The `transq` command line: dev, make-test-model, translate, status, settings."""

@@ -1,0 +1,64 @@
+"""A small HTTP client for the transq API; the CLI and the tests use it."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+import requests
+
+
+class TransqError(RuntimeError):
+    """The API answered with an error body."""
+
+    def __init__(self, status: int, code: str, message: str):
+        super().__init__(f"{code}: {message} (HTTP {status})")
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+class TransqClient:
+    def __init__(self, url: str = "http://127.0.0.1:8080", api_key: str | None = None, timeout: float = 30.0):
+        self.url = url.rstrip("/")
+        self.session = requests.Session()
+        self.timeout = timeout
+        if api_key:
+            self.session.headers["Authorization"] = f"Bearer {api_key}"
+
+    def _call(self, method: str, path: str, **kwargs: Any) -> tuple[int, Any]:
+        response = self.session.request(method, self.url + path, timeout=self.timeout, **kwargs)
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if response.status_code >= 400:
+            error = (body or {}).get("error", {}) if isinstance(body, dict) else {}
+            raise TransqError(response.status_code, error.get("code", "http_error"),
+                              error.get("message", response.text[:200]))
+        return response.status_code, body
+
+    def submit(self, texts: list[str], idempotency_key: str | None = None) -> dict[str, Any]:
+        headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
+        return self._call("POST", "/v1/jobs", json={"texts": texts}, headers=headers)[1]
+
+    def job(self, job_id: str) -> dict[str, Any]:
+        return self._call("GET", f"/v1/jobs/{job_id}")[1]
+
+    def cancel(self, job_id: str) -> dict[str, Any]:
+        return self._call("DELETE", f"/v1/jobs/{job_id}")[1]
+
+    def wait(self, job_id: str, timeout: float = 600.0, on_progress: Callable[[dict[str, Any]], None] | None = None,
+             interval: float = 0.1) -> dict[str, Any]:
+        """Poll until the job is final; raise TimeoutError after `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            job = self.job(job_id)
+            if on_progress:
+                on_progress(job)
+            if job["status"] not in ("queued", "running"):
+                return job
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"job {job_id} still {job['status']} after {timeout:.0f}s")
+            time.sleep(interval)
+            interval = min(interval * 1.3, 1.0)

@@ -1,0 +1,131 @@
+"""`transq`: run the service locally, build a test model, translate files."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+log = logging.getLogger("transq")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="transq", description="Queue-based machine translation.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    dev = commands.add_parser("dev", help="run Redis, the API and one worker in the foreground")
+    dev.add_argument("--port", type=int, default=8080)
+    dev.add_argument("--model", default=None, help="hub id or local folder (default: TRANSQ_MODEL or opus-mt-zh-en)")
+    dev.add_argument("--redis-port", type=int, default=0, help="port of the Redis it starts (default: a free one)")
+
+    make = commands.add_parser("make-test-model", help="build a small random MarianMT model offline")
+    make.add_argument("folder")
+    make.add_argument("--shape", choices=["tiny", "opus"], default="tiny")
+
+    translate = commands.add_parser("translate", help="translate a file through the HTTP API")
+    translate.add_argument("file", nargs="?", help="UTF-8 text file; paragraphs are kept")
+    translate.add_argument("-o", "--output", help="write here (default: standard output)")
+    translate.add_argument("--resume", metavar="JOB_ID", help="poll a job submitted earlier instead of submitting")
+    _client_options(translate)
+
+    status = commands.add_parser("status", help="show a job")
+    status.add_argument("job_id")
+    _client_options(status)
+
+    commands.add_parser("settings", help="print every TRANSQ_* setting as a Markdown table")
+
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    if args.command == "make-test-model":
+        from worker.test_model import make_test_model
+
+        make_test_model(args.folder, shape=args.shape)
+        return 0
+    if args.command == "settings":
+        from shared.settings import settings_table
+
+        sys.stdout.write(settings_table() + "\n")
+        return 0
+    if args.command == "dev":
+        return run_dev(args.port, args.model, args.redis_port)
+    from transq_cli.translate_file import show_status, translate_file
+
+    if args.command == "status":
+        return show_status(args)
+    return translate_file(args)
+
+
+def _client_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--url", default=os.environ.get("TRANSQ_URL", "http://127.0.0.1:8080"))
+    parser.add_argument("--api-key", default=os.environ.get("TRANSQ_API_KEY"))
+
+
+def model_problem(model: str) -> str | None:
+    """Why `model` cannot be loaded here, in one line, or None."""
+    if Path(model).is_dir():
+        return None if (Path(model) / "config.json").exists() else f"{model} has no config.json"
+    try:
+        from huggingface_hub import model_info, snapshot_download
+
+        try:
+            snapshot_download(model, local_files_only=True)
+            return None
+        except Exception:  # noqa: BLE001 - not cached: try the hub
+            model_info(model, timeout=5)
+            return None
+    except Exception as exc:  # noqa: BLE001
+        return (f"cannot reach the Hugging Face hub for {model} ({type(exc).__name__}); "
+                f"use --model DIR, for example after `transq make-test-model /tmp/m`")
+
+
+def run_dev(port: int, model: str | None, redis_port: int) -> int:
+    """Redis + API (gunicorn) + one worker, until Ctrl-C."""
+    from shared.settings import Settings
+    from transq_cli.redis_server import RedisServer
+
+    model = model or os.environ.get("TRANSQ_MODEL") or Settings().model
+    problem = model_problem(model)
+    if problem:
+        log.error("transq dev: %s", problem)
+        return 2
+    server = RedisServer(port=redis_port or None).start()
+    env = {**os.environ, "TRANSQ_REDIS_URL": server.url, "TRANSQ_CACHE_URL": server.url, "TRANSQ_MODEL": model}
+    log.info("transq dev: Redis on %s, API on http://127.0.0.1:%d, model %s", server.url, port, model)
+    processes = [
+        subprocess.Popen([sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{port}", "--workers", "2",
+                          "--threads", "4", "--worker-class", "gthread", "api:create_app()"], env=env),
+        subprocess.Popen([sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker", "--concurrency", "1",
+                          "--loglevel", "INFO"], env=env),
+    ]
+    stopping = False
+
+    def stop(*_: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        while not stopping and all(p.poll() is None for p in processes):
+            time.sleep(0.2)
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.terminate()
+        for process in processes:
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        server.stop()
+        log.info("transq dev: stopped")
+    return 0 if stopping else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,92 @@
+"""`transq translate FILE` and `transq status ID`: a file through the API, with a progress bar."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from typing import Any
+
+from transq_cli.client import TransqClient, TransqError
+
+_PARAGRAPH_BREAK = re.compile(r"(\n\s*\n)")
+
+
+def split_paragraphs(text: str) -> tuple[list[str], list[str]]:
+    """Paragraphs (non-empty) and the separators between them, so the file can be rebuilt."""
+    parts = _PARAGRAPH_BREAK.split(text)
+    return parts[0::2], parts[1::2]
+
+
+def rebuild(paragraphs: list[str], separators: list[str]) -> str:
+    out = [paragraphs[0]]
+    for separator, paragraph in zip(separators, paragraphs[1:]):
+        out += [separator, paragraph]
+    return "".join(out)
+
+
+def _progress_bar(job: dict[str, Any]) -> None:
+    p = job["progress"]
+    total = max(1, p["sentences_total"])
+    filled = int(30 * p["sentences_done"] / total)
+    sys.stderr.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {p['sentences_done']}/{p['sentences_total']} "
+                     f"sentences ({job['cached_sentences']} cached) {job['status']:<9}")
+    sys.stderr.flush()
+
+
+def translate_file(args: argparse.Namespace) -> int:
+    client = TransqClient(args.url, args.api_key)
+    try:
+        if args.resume:
+            job_id = args.resume
+            paragraphs, separators = None, None
+        else:
+            if not args.file:
+                sys.stderr.write("transq: give a FILE to translate or --resume JOB_ID\n")
+                return 2
+            with open(args.file, encoding="utf-8") as handle:
+                text = handle.read()
+            paragraphs, separators = split_paragraphs(text)
+            kept = [i for i, p in enumerate(paragraphs) if p.strip()]
+            job = client.submit([paragraphs[i] for i in kept])
+            job_id = job["id"]
+            sys.stderr.write(f"job {job_id} (resume with: transq translate --resume {job_id})\n")
+        job = client.wait(job_id, timeout=24 * 3600, on_progress=_progress_bar)
+        sys.stderr.write("\n")
+    except KeyboardInterrupt:
+        sys.stderr.write(f"\ninterrupted; resume with: transq translate --resume {job_id}\n")
+        return 130
+    except (TransqError, OSError, TimeoutError) as exc:
+        sys.stderr.write(f"transq: {exc}\n")
+        return 1
+    if job["status"] != "succeeded":
+        error = job.get("error") or {"code": job["status"], "message": "the job did not succeed"}
+        sys.stderr.write(f"transq: job {job_id} {job['status']}: {error['code']}: {error['message']}\n")
+        return 1
+    translations = job["result"]["translations"]
+    if paragraphs is None:
+        output = "\n\n".join(translations)
+    else:
+        it = iter(translations)
+        output = rebuild([next(it) if p.strip() else p for p in paragraphs], separators or [])
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as handle:
+            handle.write(output)
+    else:
+        sys.stdout.write(output)
+    return 0
+
+
+def show_status(args: argparse.Namespace) -> int:
+    client = TransqClient(args.url, args.api_key)
+    try:
+        job = client.job(args.job_id)
+    except (TransqError, OSError) as exc:
+        sys.stderr.write(f"transq: {exc}\n")
+        return 1
+    p = job["progress"]
+    line = f"{job['id']} {job['status']} {p['sentences_done']}/{p['sentences_total']} sentences, {job['cached_sentences']} cached"
+    if job.get("error"):
+        line += f" — {job['error']['code']}: {job['error']['message']}"
+    sys.stdout.write(line + "\n")
+    return 0 if job["status"] != "failed" else 1

@@ -1,0 +1,52 @@
+"""Group sentences into model batches under a token budget, shortest first."""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+
+def plan_batches(lengths: Sequence[int], max_tokens: int, max_sentences: int) -> list[list[int]]:
+    """Indices of `lengths` grouped into batches sorted by length.
+
+    A batch costs (its longest length) x (its size) padded tokens; it stays within
+    `max_tokens` and `max_sentences`, so one long sentence never drags a batch of
+    short ones and memory per batch is bounded. A sentence longer than the budget
+    forms a batch of its own.
+    """
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for index in order:
+        longest = max(lengths[index], 1)  # sorted: the newcomer is the longest
+        if current and (len(current) >= max_sentences or longest * (len(current) + 1) > max_tokens):
+            batches.append(current)
+            current = []
+        current.append(index)
+    if current:
+        batches.append(current)
+    return batches
+
+
+def fit_to_memory(
+    batch: list[int],
+    lengths: Sequence[int],
+    available_bytes: int,
+    estimate: Callable[[int, int], int],
+) -> tuple[list[list[int]], list[int]]:
+    """Split a batch until each part's estimated peak fits in `available_bytes`.
+
+    Returns the parts that fit, and the indices that cannot fit even alone.
+    """
+    fitting: list[list[int]] = []
+    too_big: list[int] = []
+    pending = [batch]
+    while pending:
+        part = pending.pop(0)
+        if estimate(len(part), max(lengths[i] for i in part) + 1) <= available_bytes:
+            fitting.append(part)
+        elif len(part) == 1:
+            too_big.append(part[0])
+        else:
+            middle = len(part) // 2
+            pending[:0] = [part[:middle], part[middle:]]
+    return fitting, too_big

@@ -1,0 +1,96 @@
+"""The worker's Celery app: `celery -A worker.celery_app worker --concurrency 1`."""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+from typing import Any
+
+from celery import Task
+from celery.exceptions import TimeLimitExceeded
+from celery.signals import worker_init, worker_process_init, worker_process_shutdown
+
+from shared.celery_factory import TRANSLATE_TASK, make_celery
+from shared.logging_setup import configure_logging, current_job_id
+from shared.memory import probe_memory
+from shared.redis_client import redact_url
+from shared.settings import Settings
+from worker.context import WorkerContext
+from worker.rounds import run_round
+
+log = logging.getLogger(__name__)
+settings = Settings.from_env()
+configure_logging(settings.log_format, settings.log_level)
+app = make_celery(settings, name="transq-worker")
+_JOB_ID = re.compile(r"^[0-9a-f]{32}$")
+
+
+def _max_memory_per_child_kib(settings: Settings) -> int:
+    """Above the model's resident size: its weight files plus 1 GiB, unless set explicitly."""
+    if settings.max_memory_per_child_mb:
+        return settings.max_memory_per_child_mb * 1024
+    folder = Path(settings.model)
+    weights = sum(p.stat().st_size for p in folder.glob("*") if p.is_file()) if folder.is_dir() else 600 * 2**20
+    return (weights + 2**30) // 1024
+
+
+app.conf.worker_max_memory_per_child = _max_memory_per_child_kib(settings)
+
+
+class TranslateTask(Task):
+    """Holds the per-process worker context; the model in it is loaded once per process."""
+
+    _context: WorkerContext | None = None
+
+    @property
+    def context(self) -> WorkerContext:
+        if TranslateTask._context is None:
+            TranslateTask._context = WorkerContext(settings)
+        return TranslateTask._context
+
+    def on_failure(self, exc: BaseException, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
+        # Called in the parent when the hard time limit killed the pool process.
+        if isinstance(exc, TimeLimitExceeded) and args and isinstance(args[0], str):
+            self.context.store.fail(args[0], "timeout", f"the job ran longer than {settings.task_time_limit}s")
+
+
+@app.task(bind=True, base=TranslateTask, name=TRANSLATE_TASK, max_retries=None)
+def translate_job(self: TranslateTask, job_id: Any) -> None:
+    """Translate a job (and any waiting jobs that fit in the same batches)."""
+    if not isinstance(job_id, str) or not _JOB_ID.match(job_id):
+        log.error("ignoring a message with a malformed job id: %r", job_id)
+        return
+    token = current_job_id.set(job_id)
+    try:
+        result = run_round(self.context, job_id)
+    finally:
+        current_job_id.reset(token)
+    if result.retry_after:
+        # Another worker holds the job's lease; look again when it would have expired.
+        raise self.retry(countdown=result.retry_after)
+
+
+@worker_init.connect
+def _log_start(**_: Any) -> None:
+    memory = probe_memory()
+    log.info(
+        "transq worker: broker %s, cache %s, model %s; memory limit %.0f MiB (%s); max memory per child %d MiB",
+        redact_url(settings.redis_url), redact_url(settings.effective_cache_url), settings.model,
+        memory.limit_bytes / 2**20, memory.source, app.conf.worker_max_memory_per_child // 1024,
+    )
+
+
+@worker_process_init.connect
+def _load_model(**_: Any) -> None:
+    """Load the model in each pool process before it takes work, then report ready."""
+    configure_logging(settings.log_format, settings.log_level)
+    context = TranslateTask().context
+    context.load_model()
+    context.start_heartbeat()
+
+
+@worker_process_shutdown.connect
+def _leave(**_: Any) -> None:
+    if TranslateTask._context is not None:
+        TranslateTask._context.stop_heartbeat()

@@ -1,0 +1,190 @@
+"""The translation engine: loads a seq2seq model once and translates batches of sentences.
+
+Quantization and generation sit behind this one small interface, so that another
+engine (torchao with compilation, CTranslate2) is one change, not a rewrite.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import hashlib
+import json
+import logging
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import torch
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+from shared.memory import allowed_cpus, process_rss_bytes
+from shared.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+class ModelLoadError(RuntimeError):
+    """The model could not be loaded (unreachable hub, missing folder, bad files)."""
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What the memory estimate needs to know about the model."""
+
+    d_model: int
+    decoder_layers: int
+    encoder_layers: int
+    ffn_dim: int
+    vocab_size: int
+
+
+class TranslationEngine:
+    """One model, loaded once per worker process, called with batches of sentences."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        started = time.perf_counter()
+        self.device = _choose_device(settings.device)
+        threads = settings.torch_threads or allowed_cpus()
+        torch.set_num_threads(threads)
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(settings.model)
+            dtype = _cuda_dtype() if self.device.type == "cuda" else torch.float32
+            model = AutoModelForSeq2SeqLM.from_pretrained(settings.model, dtype=dtype)
+        except (OSError, ValueError) as exc:
+            raise ModelLoadError(f"cannot load model {settings.model!r}: {exc}") from exc
+        model.eval()
+        self.quantization = "none"
+        if self.device.type == "cpu" and settings.quantize == "int8":
+            # In place, so each fp32 Linear is freed as its int8 copy replaces it.
+            model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8, inplace=True)
+            self.quantization = "int8-dynamic"
+        elif self.device.type == "cuda":
+            self.quantization = str(dtype).replace("torch.", "")
+        self.model = model.to(self.device)
+        _release_freed_memory()
+        config = model.config
+        self.shape = Shape(
+            d_model=config.d_model,
+            decoder_layers=config.decoder_layers,
+            encoder_layers=config.encoder_layers,
+            ffn_dim=getattr(config, "decoder_ffn_dim", 4 * config.d_model),
+            vocab_size=config.vocab_size,
+        )
+        generation = model.generation_config
+        self.num_beams = settings.num_beams or int(getattr(generation, "num_beams", None) or 1)
+        model_limit = int(getattr(config, "max_position_embeddings", 512) or 512)
+        self.max_input_tokens = min(settings.max_input_tokens, model_limit) - 1  # room for </s>
+        self.max_new_tokens = min(settings.max_new_tokens, model_limit)
+        self.min_new_tokens = min(settings.min_new_tokens, self.max_new_tokens)
+        self.identity = {
+            "model": settings.model,
+            "revision": model_revision(settings.model),
+            "num_beams": self.num_beams,
+            "max_new_tokens": self.max_new_tokens,
+            "min_new_tokens": self.min_new_tokens,
+            "max_input_tokens": self.max_input_tokens,
+            "quantization": self.quantization,
+            "device": self.device.type,
+        }
+        self.load_seconds = time.perf_counter() - started
+        self.resident_bytes = process_rss_bytes()
+        log.info(
+            "model %s loaded in %.1fs on %s (threads=%d, quantization=%s, beams=%d, rss=%.0f MiB)",
+            settings.model, self.load_seconds, self.device, threads, self.quantization,
+            self.num_beams, self.resident_bytes / 2**20,
+        )
+
+    def token_ids(self, sentences: Sequence[str]) -> list[list[int]]:
+        """Source token ids of each sentence, without the end-of-sentence token."""
+        encoded = self.tokenizer(list(sentences), add_special_tokens=False)["input_ids"]
+        return [list(ids) for ids in encoded]
+
+    def chunks(self, ids: list[int]) -> list[list[int]]:
+        """A sentence too long for the model becomes consecutive pieces; nothing is truncated."""
+        step = self.max_input_tokens
+        return [ids[i : i + step] for i in range(0, max(len(ids), 1), step)]
+
+    def estimate_batch_bytes(self, batch_size: int, source_tokens: int) -> int:
+        """An upper bound on the extra memory generating this batch needs."""
+        s, rows, elem = self.shape, batch_size * self.num_beams, 4
+        target = self.max_new_tokens
+        kv_cache = s.decoder_layers * 2 * rows * s.d_model * (target + source_tokens) * elem
+        logits = rows * s.vocab_size * elem * 3
+        encoder = batch_size * source_tokens * (s.d_model * 4 + s.ffn_dim) * elem
+        return int((kv_cache + logits + encoder) * 1.5)
+
+    @torch.inference_mode()
+    def translate_ids(self, batch: Sequence[list[int]]) -> list[str]:
+        """Translate one batch of token-id sequences (each at most max_input_tokens long)."""
+        eos = self.tokenizer.eos_token_id
+        pad = self.tokenizer.pad_token_id
+        longest = max(len(ids) for ids in batch) + 1
+        input_ids = torch.full((len(batch), longest), pad, dtype=torch.long)
+        attention = torch.zeros((len(batch), longest), dtype=torch.long)
+        for row, ids in enumerate(batch):
+            sequence = list(ids) + [eos]
+            input_ids[row, : len(sequence)] = torch.tensor(sequence, dtype=torch.long)
+            attention[row, : len(sequence)] = 1
+        generate_args: dict[str, Any] = {
+            "num_beams": self.num_beams,
+            "max_new_tokens": self.max_new_tokens,
+            "do_sample": False,
+        }
+        if self.min_new_tokens:
+            generate_args["min_new_tokens"] = self.min_new_tokens
+        output = self.model.generate(
+            input_ids=input_ids.to(self.device), attention_mask=attention.to(self.device), **generate_args
+        )
+        texts = self.tokenizer.batch_decode(output, skip_special_tokens=True, clean_up_tokenization_spaces=True)
+        return [" ".join(text.split()) for text in texts]
+
+
+def _choose_device(name: str) -> torch.device:
+    if name == "cuda" or (name == "auto" and torch.cuda.is_available()):
+        return torch.device("cuda")
+    return torch.device("cpu")
+
+
+def _cuda_dtype() -> torch.dtype:
+    return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+
+
+def _release_freed_memory() -> None:
+    """Give the fp32 weights that quantization replaced back to the system."""
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+def model_revision(model: str) -> str:
+    """The model's revision: a digest of a local folder's config and weight files' metadata,
+    or the resolved commit of a hub model in the local Hugging Face cache."""
+    folder = Path(model)
+    if folder.is_dir():
+        digest = hashlib.sha256()
+        for path in sorted(folder.iterdir()):
+            if path.is_file():
+                stat = path.stat()
+                digest.update(f"{path.name}:{stat.st_size}:{int(stat.st_mtime)}".encode())
+                if path.suffix == ".json":
+                    digest.update(path.read_bytes())
+        return "local-" + digest.hexdigest()[:16]
+    try:
+        from huggingface_hub import snapshot_download
+
+        snapshot = snapshot_download(model, local_files_only=True, allow_patterns=["config.json"])
+        return "hub-" + os.path.basename(snapshot)
+    except Exception:  # noqa: BLE001 - any failure only means an unknown revision
+        return "hub-unknown"
+
+
+def describe(engine: TranslationEngine) -> dict[str, Any]:
+    """What a worker reports about its model in its heartbeat."""
+    return json.loads(json.dumps({**engine.identity, "load_seconds": round(engine.load_seconds, 2),
+                                  "resident_mb": round(engine.resident_bytes / 2**20)}))

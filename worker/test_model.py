@@ -1,0 +1,101 @@
+"""Build a MarianMT model with random weights and real sentencepiece tokenizers, offline.
+
+`from_pretrained(folder)` loads it exactly as it loads Helsinki-NLP/opus-mt-zh-en:
+the same files (source.spm, target.spm, vocab.json with <pad> last, config.json,
+generation_config.json, weights). Two shapes: `tiny` for tests, `opus` for the
+exact opus-mt-zh-en shape (77.9 M parameters) used by the benchmarks.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import tempfile
+from pathlib import Path
+from typing import Sequence
+
+log = logging.getLogger(__name__)
+
+DATA = Path(__file__).parent / "data"
+SHAPES = {
+    "tiny": dict(d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+                 decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, vocab_size=0),
+    "opus": dict(d_model=512, encoder_layers=6, decoder_layers=6, encoder_attention_heads=8,
+                 decoder_attention_heads=8, encoder_ffn_dim=2048, decoder_ffn_dim=2048, vocab_size=65001),
+}
+
+
+def _train_spm(lines: Sequence[str], prefix: Path, vocab_size: int, coverage: float) -> None:
+    import sentencepiece as spm
+
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", encoding="utf-8", delete=False) as handle:
+        handle.write("\n".join(lines))
+        corpus = handle.name
+    spm.SentencePieceTrainer.train(
+        input=corpus, model_prefix=str(prefix), vocab_size=vocab_size, character_coverage=coverage,
+        model_type="unigram", hard_vocab_limit=False, bos_id=-1, eos_id=0, unk_id=1, pad_id=-1,
+        minloglevel=2, num_threads=1,
+    )
+    Path(corpus).unlink()
+
+
+def _pieces(model_file: Path) -> list[str]:
+    import sentencepiece as spm
+
+    processor = spm.SentencePieceProcessor(model_file=str(model_file))
+    return [processor.id_to_piece(i) for i in range(processor.get_piece_size())]
+
+
+def make_test_model(folder: str | Path, shape: str = "tiny", zh_lines: Sequence[str] | None = None,
+                    num_beams: int = 1, seed: int = 0) -> Path:
+    """Write a MarianMT model of `shape` into `folder` and return the folder."""
+    import torch
+    from transformers import GenerationConfig, MarianConfig, MarianMTModel
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    zh = list(zh_lines or []) + (DATA / "corpus.zh.txt").read_text(encoding="utf-8").splitlines()
+    en = (DATA / "corpus.en.txt").read_text(encoding="utf-8").splitlines()
+    small = shape == "tiny"
+    _train_spm(zh, folder / "source", 400 if small else 4000, 0.9995)
+    _train_spm(en, folder / "target", 300 if small else 1000, 1.0)
+    (folder / "source.model").rename(folder / "source.spm")
+    (folder / "target.model").rename(folder / "target.spm")
+    for extra in ("source.vocab", "target.vocab"):
+        (folder / extra).unlink(missing_ok=True)
+
+    # One joint vocabulary as in opus-mt: </s> 0, <unk> 1, the pieces, <pad> last.
+    vocab: dict[str, int] = {"</s>": 0, "<unk>": 1}
+    for piece in _pieces(folder / "source.spm") + _pieces(folder / "target.spm"):
+        vocab.setdefault(piece, len(vocab))
+    dims = dict(SHAPES[shape])
+    size = dims.pop("vocab_size") or len(vocab) + 1
+    filler = 0
+    while len(vocab) < size - 1:
+        vocab.setdefault(f"▁filler{filler}", len(vocab))
+        filler += 1
+    pad = len(vocab)
+    vocab["<pad>"] = pad
+    (folder / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
+    (folder / "tokenizer_config.json").write_text(json.dumps({
+        "tokenizer_class": "MarianTokenizer", "source_lang": "zh", "target_lang": "en",
+        "model_max_length": 512, "separate_vocabs": False,
+        "unk_token": "<unk>", "eos_token": "</s>", "pad_token": "<pad>",
+    }), encoding="utf-8")
+
+    config = MarianConfig(
+        vocab_size=pad + 1, decoder_vocab_size=pad + 1, pad_token_id=pad, decoder_start_token_id=pad,
+        eos_token_id=0, forced_eos_token_id=0, max_position_embeddings=512, scale_embedding=True,
+        share_encoder_decoder_embeddings=True, tie_word_embeddings=True, activation_function="swish",
+        **dims,
+    )
+    torch.manual_seed(seed)
+    model = MarianMTModel(config)
+    model.generation_config = GenerationConfig(
+        decoder_start_token_id=pad, eos_token_id=0, pad_token_id=pad, forced_eos_token_id=0,
+        bad_words_ids=[[pad]], num_beams=num_beams, max_length=512,
+    )
+    model.save_pretrained(folder)
+    log.info("test model (%s, %d parameters, vocabulary %d) written to %s",
+             shape, sum(p.numel() for p in model.parameters()), pad + 1, folder)
+    return folder
