@@ -59,7 +59,7 @@ def init_app(app: Flask, settings: Settings) -> None:
             storage_options={"socket_timeout": settings.redis_socket_timeout,
                              "socket_connect_timeout": settings.redis_socket_timeout},
             key_prefix=f"{settings.key_prefix}rate",
-            headers_enabled=True,
+            headers_enabled=False,
             swallow_errors=True,
             default_limits_exempt_when=lambda: _is_open(request.path),
         )

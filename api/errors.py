@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import logging
+import time
 
-from flask import Flask, jsonify
+from flask import Flask, current_app, jsonify
 from werkzeug.exceptions import HTTPException
 
 log = logging.getLogger(__name__)
@@ -74,6 +75,15 @@ def error_response(status: int, code: str, message: str, retry_after: int | None
     return response
 
 
+def _retry_after() -> int:
+    """Seconds until the exceeded rate-limit window resets."""
+    limiter = current_app.extensions.get("transq_limiter")
+    current = getattr(limiter, "current_limit", None)
+    if current is None:
+        return 1
+    return max(1, int(current.reset_at - time.time()) + 1)
+
+
 def register_error_handlers(app: Flask) -> None:
     """Every error, routes and crashes included, answers {"error": {"code", "message"}}."""
 
@@ -87,8 +97,7 @@ def register_error_handlers(app: Flask) -> None:
         if status == 413:
             return error_response(413, "payload_too_large", "the request body is over the byte limit")
         if status == 429:
-            retry = exc.retry_after if hasattr(exc, "retry_after") else None  # type: ignore[attr-defined]
-            return error_response(429, "rate_limited", "too many requests", retry or 1)
+            return error_response(429, "rate_limited", f"rate limit exceeded ({exc.description})", _retry_after())
         response = error_response(status, _HTTP_CODES.get(status, "http_error"), exc.description or exc.name)
         if status == 405 and exc.get_response().headers.get("Allow"):
             response.headers["Allow"] = exc.get_response().headers["Allow"]

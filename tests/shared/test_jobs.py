@@ -1,0 +1,110 @@
+"""The job store against a real Redis: transitions only move forward, atomically."""
+
+import threading
+
+import pytest
+
+from shared.jobs import QUEUED, Job, JobStore, new_job_id, utc_now
+from shared.keys import Keys
+
+
+@pytest.fixture
+def store(redis_client):
+    return JobStore(redis_client, Keys(), job_ttl=100, result_ttl=50)
+
+
+def make_job(store: JobStore) -> Job:
+    job = Job(id=new_job_id(), status=QUEUED, texts=["你好。"], model="m", created_at=utc_now(), sentences_total=1)
+    store.create(job)
+    return job
+
+
+def test_ids_are_128_random_bits():
+    ids = {new_job_id() for _ in range(1000)}
+    assert len(ids) == 1000 and all(len(i) == 32 for i in ids)
+
+
+def test_lifecycle_and_ttls(store, redis_client):
+    job = make_job(store)
+    assert redis_client.ttl(Keys().job(job.id)) == 100
+    assert store.pending_count() == 1
+    assert store.claim(job.id, "w1", 5, 3).outcome == "claimed"
+    assert store.get(job.id).status == "running"
+    assert store.pending_count() == 0
+    store.set_progress(job.id, 1)
+    assert store.succeed(job.id, ["Hello."], cached_sentences=0, sentences_done=1) == "ok"
+    done = store.get(job.id)
+    assert done.status == "succeeded" and done.result == ["Hello."] and done.finished_at
+    assert 0 < redis_client.ttl(Keys().job(job.id)) <= 50
+    assert not redis_client.exists(Keys().lease(job.id))
+
+
+def test_status_never_moves_backwards(store):
+    job = make_job(store)
+    store.claim(job.id, "w1", 5, 3)
+    assert store.succeed(job.id, ["a"], 0, 1) == "ok"
+    assert store.fail(job.id, "x", "y") == "refused"
+    assert store.cancel(job.id) == "refused"
+    assert store.claim(job.id, "w2", 5, 3).outcome == "final"
+    assert store.succeed(job.id, ["b"], 0, 1) == "refused"
+    assert store.get(job.id).result == ["a"]
+
+
+def test_cancel_queued_then_worker_skips_it(store):
+    job = make_job(store)
+    assert store.cancel(job.id) == "ok"
+    assert store.claim(job.id, "w1", 5, 3).outcome == "final"
+    assert store.pending_count() == 0
+
+
+def test_lease_blocks_second_worker_until_it_expires(store, redis_client):
+    job = make_job(store)
+    assert store.claim(job.id, "w1", 5, 3).outcome == "claimed"
+    assert store.claim(job.id, "w2", 5, 3).outcome == "leased"
+    redis_client.delete(Keys().lease(job.id))  # the worker died: nobody renews the lease
+    claim = store.claim(job.id, "w2", 5, 3)
+    assert (claim.outcome, claim.attempts) == ("claimed", 2)
+
+
+def test_lost_deliveries_fail_the_job(store):
+    job = make_job(store)
+    for attempt in range(3):
+        assert store.claim(job.id, f"w{attempt}", 5, 3).outcome == "claimed"
+        store.client.delete(Keys().lease(job.id))
+    claim = store.claim(job.id, "w9", 5, 3)
+    assert claim.outcome == "lost"
+    failed = store.get(job.id)
+    assert failed.status == "failed" and failed.error["code"] == "worker_lost"
+
+
+def test_release_does_not_count_an_attempt(store):
+    job = make_job(store)
+    store.claim(job.id, "w1", 5, 3)
+    assert store.release(job.id, "w2") is False
+    assert store.release(job.id, "w1") is True
+    assert store.claim(job.id, "w2", 5, 3).attempts == 1
+
+
+def test_concurrent_writers_cannot_regress(store):
+    job = make_job(store)
+    store.claim(job.id, "w1", 5, 3)
+    outcomes = []
+
+    def write(kind: str) -> None:
+        if kind == "ok":
+            outcomes.append(store.succeed(job.id, ["x"], 0, 1))
+        else:
+            outcomes.append(store.fail(job.id, "e", "m"))
+
+    threads = [threading.Thread(target=write, args=("ok" if i % 2 else "fail",)) for i in range(20)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert outcomes.count("ok") == 1
+    assert store.get(job.id).status in ("succeeded", "failed")
+
+
+def test_progress_never_recreates_an_expired_job(store, redis_client):
+    store.set_progress("0" * 32, 3)
+    assert not redis_client.exists(Keys().job("0" * 32))
