@@ -56,8 +56,10 @@ def init_app(app: Flask, settings: Settings) -> None:
             app=app,
             default_limits=[settings.rate_limit],
             storage_uri=settings.redis_url,
-            storage_options={"socket_timeout": settings.redis_socket_timeout,
-                             "socket_connect_timeout": settings.redis_socket_timeout},
+            storage_options={
+                "socket_timeout": settings.redis_socket_timeout,
+                "socket_connect_timeout": settings.redis_socket_timeout,
+            },
             key_prefix=f"{settings.key_prefix}rate",
             headers_enabled=False,
             swallow_errors=True,

@@ -62,8 +62,14 @@ class Unavailable(ApiError):
 
 
 _HTTP_CODES = {
-    400: "bad_request", 401: "unauthorized", 404: "not_found", 405: "method_not_allowed",
-    409: "conflict", 413: "payload_too_large", 415: "unsupported_media_type", 429: "rate_limited",
+    400: "bad_request",
+    401: "unauthorized",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    429: "rate_limited",
 }
 
 

@@ -45,13 +45,20 @@ class RedisStatsCollector:
         pending, messages = pipe.execute()
         yield GaugeMetricFamily("transq_queue_depth", "Jobs waiting for a worker.", value=pending)
         yield GaugeMetricFamily("transq_queue_messages", "Messages on the Celery queue.", value=messages)
-        yield GaugeMetricFamily("transq_workers_ready", "Workers with a loaded model and a fresh heartbeat.",
-                                value=self.svc.registry.ready_count())
+        yield GaugeMetricFamily(
+            "transq_workers_ready",
+            "Workers with a loaded model and a fresh heartbeat.",
+            value=self.svc.registry.ready_count(),
+        )
         for name, bounds in HISTOGRAMS.items():
             buckets = [(str(b), histograms.get(f"{name}:{b}", 0.0)) for b in bounds]
             buckets.append(("+Inf", histograms.get(f"{name}:+Inf", 0.0)))
-            yield HistogramMetricFamily(f"transq_{name}", f"Histogram of {name.replace('_', ' ')}.",
-                                        buckets=buckets, sum_value=histograms.get(f"{name}:sum", 0.0))
+            yield HistogramMetricFamily(
+                f"transq_{name}",
+                f"Histogram of {name.replace('_', ' ')}.",
+                buckets=buckets,
+                sum_value=histograms.get(f"{name}:sum", 0.0),
+            )
 
 
 @bp.get("/metrics")

@@ -45,8 +45,12 @@ def _job(description: str, location: bool = False) -> dict[str, Any]:
 
 def spec() -> dict[str, Any]:
     settings = services().settings
-    text_list = {"type": "array", "minItems": 1, "maxItems": settings.max_texts,
-                 "items": {"type": "string", "minLength": 1}}
+    text_list = {
+        "type": "array",
+        "minItems": 1,
+        "maxItems": settings.max_texts,
+        "items": {"type": "string", "minLength": 1},
+    }
     submit_body = {
         "type": "object",
         "description": "Exactly one of `text` or `texts`.",
@@ -61,16 +65,27 @@ def spec() -> dict[str, Any]:
     json_body = lambda schema: {"required": True, "content": {"application/json": {"schema": schema}}}  # noqa: E731
     return {
         "openapi": "3.0.3",
-        "info": {"title": "transq", "version": "1.0.0",
-                 "description": "Queue-based machine translation: submit jobs, poll them, get cached repeats at once."},
+        "info": {
+            "title": "transq",
+            "version": "1.0.0",
+            "description": "Queue-based machine translation: submit jobs, poll them, get cached repeats at once.",
+        },
         "components": {
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"},
-                                "apiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"}},
+            "securitySchemes": {
+                "bearer": {"type": "http", "scheme": "bearer"},
+                "apiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"},
+            },
             "schemas": {
                 "Error": {
-                    "type": "object", "required": ["error"],
-                    "properties": {"error": {"type": "object", "required": ["code", "message"],
-                                             "properties": {"code": {"type": "string"}, "message": {"type": "string"}}}},
+                    "type": "object",
+                    "required": ["error"],
+                    "properties": {
+                        "error": {
+                            "type": "object",
+                            "required": ["code", "message"],
+                            "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+                        }
+                    },
                 },
                 "SubmitRequest": submit_body,
                 "Job": {
@@ -82,78 +97,191 @@ def spec() -> dict[str, Any]:
                         "created_at": {"type": "string"},
                         "started_at": {"type": "string", "nullable": True},
                         "finished_at": {"type": "string", "nullable": True},
-                        "progress": {"type": "object", "required": ["sentences_done", "sentences_total"],
-                                     "properties": {"sentences_done": {"type": "integer"},
-                                                    "sentences_total": {"type": "integer"}}},
+                        "progress": {
+                            "type": "object",
+                            "required": ["sentences_done", "sentences_total"],
+                            "properties": {
+                                "sentences_done": {"type": "integer"},
+                                "sentences_total": {"type": "integer"},
+                            },
+                        },
                         "cached_sentences": {"type": "integer"},
                         "model": {"type": "string"},
-                        "result": {"type": "object", "required": ["translations"],
-                                   "properties": {"translations": {"type": "array", "items": {"type": "string"}}}},
-                        "error": {"type": "object", "required": ["code", "message"],
-                                  "properties": {"code": {"type": "string"}, "message": {"type": "string"}}},
+                        "result": {
+                            "type": "object",
+                            "required": ["translations"],
+                            "properties": {"translations": {"type": "array", "items": {"type": "string"}}},
+                        },
+                        "error": {
+                            "type": "object",
+                            "required": ["code", "message"],
+                            "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+                        },
                     },
                 },
             },
         },
         "security": [{}, {"bearer": []}, {"apiKey": []}],
         "paths": {
-            "/v1/jobs": {"post": {
-                "summary": "Submit a translation job",
-                "parameters": [{"name": "Idempotency-Key", "in": "header", "required": False,
-                                "schema": {"type": "string"}}],
-                "requestBody": json_body({"$ref": "#/components/schemas/SubmitRequest"}),
-                "responses": {"200": _job("Every sentence was cached: the finished job."),
-                              "202": _job("Queued.", location=True), **errors_for_submit},
-            }},
-            "/v1/jobs/{job_id}": {
-                "get": {"summary": "Read a job", "parameters": [_JOB_ID],
-                        "responses": {"200": _job("The job."), "401": _ERRORS["401"],
-                                      "404": _error("Unknown or expired job."), "429": _ERRORS["429"],
-                                      "503": _ERRORS["503"]}},
-                "delete": {"summary": "Cancel a queued or running job", "parameters": [_JOB_ID],
-                           "responses": {"200": _job("The job, now cancelled."), "401": _ERRORS["401"],
-                                         "404": _error("Unknown or expired job."),
-                                         "409": _error("The job had already finished (`conflict`)."),
-                                         "429": _ERRORS["429"], "503": _ERRORS["503"]}},
+            "/v1/jobs": {
+                "post": {
+                    "summary": "Submit a translation job",
+                    "parameters": [
+                        {"name": "Idempotency-Key", "in": "header", "required": False, "schema": {"type": "string"}}
+                    ],
+                    "requestBody": json_body({"$ref": "#/components/schemas/SubmitRequest"}),
+                    "responses": {
+                        "200": _job("Every sentence was cached: the finished job."),
+                        "202": _job("Queued.", location=True),
+                        **errors_for_submit,
+                    },
+                }
             },
-            "/v1/translate": {"post": {
-                "summary": "Submit and wait up to `timeout` seconds",
-                "requestBody": json_body({"allOf": [{"$ref": "#/components/schemas/SubmitRequest"}, {
-                    "type": "object", "properties": {"timeout": {"type": "number", "minimum": 0,
-                                                                 "maximum": settings.wait_timeout}}}]}),
-                "responses": {
-                    "200": {"description": "Done in time.", "content": {"application/json": {"schema": {
-                        "type": "object", "required": ["translations"],
-                        "properties": {"translations": {"type": "array", "items": {"type": "string"}}}}}}},
-                    "202": _job("Not done in time: poll the job.", location=True),
-                    "500": _error("The job failed (its error code)."),
-                    **errors_for_submit,
+            "/v1/jobs/{job_id}": {
+                "get": {
+                    "summary": "Read a job",
+                    "parameters": [_JOB_ID],
+                    "responses": {
+                        "200": _job("The job."),
+                        "401": _ERRORS["401"],
+                        "404": _error("Unknown or expired job."),
+                        "429": _ERRORS["429"],
+                        "503": _ERRORS["503"],
+                    },
                 },
-            }},
-            "/api/translate": {"post": {
-                "summary": "One text, the call of the single-process services transq replaces",
-                "requestBody": json_body({"type": "object", "required": ["text"],
-                                          "properties": {"text": {"type": "string", "minLength": 1}}}),
-                "responses": {
-                    "200": {"description": "The translation.", "content": {"application/json": {"schema": {
-                        "type": "object", "required": ["translation", "timestamp"],
-                        "properties": {"translation": {"type": "string"}, "timestamp": {"type": "string"}}}}}},
-                    "202": _job("Not done in time: poll the job.", location=True),
-                    "500": _error("The job failed (its error code)."),
-                    **errors_for_submit,
+                "delete": {
+                    "summary": "Cancel a queued or running job",
+                    "parameters": [_JOB_ID],
+                    "responses": {
+                        "200": _job("The job, now cancelled."),
+                        "401": _ERRORS["401"],
+                        "404": _error("Unknown or expired job."),
+                        "409": _error("The job had already finished (`conflict`)."),
+                        "429": _ERRORS["429"],
+                        "503": _ERRORS["503"],
+                    },
                 },
-            }},
-            "/healthz": {"get": {"summary": "Liveness", "security": [{}], "responses": {"200": {
-                "description": "The process is up.", "content": {"application/json": {"schema": {"type": "object"}}}}}}},
-            "/readyz": {"get": {"summary": "Readiness", "security": [{}], "responses": {
-                "200": {"description": "Redis answers and a worker has its model loaded.",
-                        "content": {"application/json": {"schema": {"type": "object"}}}},
-                "503": _error("Not ready, with the reason.", retry_after=True)}}},
-            "/metrics": {"get": {"summary": "Prometheus metrics", "security": [{}], "responses": {
-                "200": {"description": "Prometheus text format.", "content": {"text/plain": {"schema": {"type": "string"}}}},
-                "503": {"description": "Redis unavailable.", "content": {"text/plain": {"schema": {"type": "string"}}}}}}},
-            "/openapi.json": {"get": {"summary": "This document", "security": [{}], "responses": {"200": {
-                "description": "OpenAPI 3.", "content": {"application/json": {"schema": {"type": "object"}}}}}}},
+            },
+            "/v1/translate": {
+                "post": {
+                    "summary": "Submit and wait up to `timeout` seconds",
+                    "requestBody": json_body(
+                        {
+                            "allOf": [
+                                {"$ref": "#/components/schemas/SubmitRequest"},
+                                {
+                                    "type": "object",
+                                    "properties": {
+                                        "timeout": {"type": "number", "minimum": 0, "maximum": settings.wait_timeout}
+                                    },
+                                },
+                            ]
+                        }
+                    ),
+                    "responses": {
+                        "200": {
+                            "description": "Done in time.",
+                            "content": {
+                                "application/json": {
+                                    "schema": {
+                                        "type": "object",
+                                        "required": ["translations"],
+                                        "properties": {"translations": {"type": "array", "items": {"type": "string"}}},
+                                    }
+                                }
+                            },
+                        },
+                        "202": _job("Not done in time: poll the job.", location=True),
+                        "500": _error("The job failed (its error code)."),
+                        **errors_for_submit,
+                    },
+                }
+            },
+            "/api/translate": {
+                "post": {
+                    "summary": "One text, the call of the single-process services transq replaces",
+                    "requestBody": json_body(
+                        {
+                            "type": "object",
+                            "required": ["text"],
+                            "properties": {"text": {"type": "string", "minLength": 1}},
+                        }
+                    ),
+                    "responses": {
+                        "200": {
+                            "description": "The translation.",
+                            "content": {
+                                "application/json": {
+                                    "schema": {
+                                        "type": "object",
+                                        "required": ["translation", "timestamp"],
+                                        "properties": {
+                                            "translation": {"type": "string"},
+                                            "timestamp": {"type": "string"},
+                                        },
+                                    }
+                                }
+                            },
+                        },
+                        "202": _job("Not done in time: poll the job.", location=True),
+                        "500": _error("The job failed (its error code)."),
+                        **errors_for_submit,
+                    },
+                }
+            },
+            "/healthz": {
+                "get": {
+                    "summary": "Liveness",
+                    "security": [{}],
+                    "responses": {
+                        "200": {
+                            "description": "The process is up.",
+                            "content": {"application/json": {"schema": {"type": "object"}}},
+                        }
+                    },
+                }
+            },
+            "/readyz": {
+                "get": {
+                    "summary": "Readiness",
+                    "security": [{}],
+                    "responses": {
+                        "200": {
+                            "description": "Redis answers and a worker has its model loaded.",
+                            "content": {"application/json": {"schema": {"type": "object"}}},
+                        },
+                        "503": _error("Not ready, with the reason.", retry_after=True),
+                    },
+                }
+            },
+            "/metrics": {
+                "get": {
+                    "summary": "Prometheus metrics",
+                    "security": [{}],
+                    "responses": {
+                        "200": {
+                            "description": "Prometheus text format.",
+                            "content": {"text/plain": {"schema": {"type": "string"}}},
+                        },
+                        "503": {
+                            "description": "Redis unavailable.",
+                            "content": {"text/plain": {"schema": {"type": "string"}}},
+                        },
+                    },
+                }
+            },
+            "/openapi.json": {
+                "get": {
+                    "summary": "This document",
+                    "security": [{}],
+                    "responses": {
+                        "200": {
+                            "description": "OpenAPI 3.",
+                            "content": {"application/json": {"schema": {"type": "object"}}},
+                        }
+                    },
+                }
+            },
         },
     }
 

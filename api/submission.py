@@ -21,8 +21,9 @@ log = logging.getLogger(__name__)
 _PUBLISH_RETRY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
 
 
-def submit(services: Services, request: TranslationRequest, idempotency_key: str | None = None,
-           client: str = "") -> tuple[Job, bool]:
+def submit(
+    services: Services, request: TranslationRequest, idempotency_key: str | None = None, client: str = ""
+) -> tuple[Job, bool]:
     """Store and enqueue a job, or answer it from the cache. Returns (job, created now)."""
     settings = services.settings
     idem_key = None
@@ -50,14 +51,24 @@ def _create(services: Services, job_id: str, request: TranslationRequest) -> Job
     found = services.cache.get_many(namespace, [normalise(s) for s in request.sentences]) if namespace else []
     hits = sum(t is not None for t in found)
     now = utc_now()
-    job = Job(id=job_id, status=QUEUED, texts=request.texts, model=settings.model, created_at=now,
-              sentences_total=len(request.sentences), cached_sentences=hits, submitted=time.time())
+    job = Job(
+        id=job_id,
+        status=QUEUED,
+        texts=request.texts,
+        model=settings.model,
+        created_at=now,
+        sentences_total=len(request.sentences),
+        cached_sentences=hits,
+        submitted=time.time(),
+    )
     if hits == len(request.sentences):
         job.status, job.started_at, job.finished_at = SUCCEEDED, now, now
         job.sentences_done = hits
         translations = iter(found)
-        job.result = [join_translations(segs, [next(translations) for s in segs if s.translate])  # type: ignore[misc]
-                      for segs in request.segments]
+        job.result = [
+            join_translations(segs, [next(translations) for s in segs if s.translate])  # type: ignore[misc]
+            for segs in request.segments
+        ]
         services.store.create(job, extra=lambda pipe: _count(services, pipe, hits, 0, fast=True))
         return job
     if services.store.pending_count() >= settings.max_queue:

@@ -45,7 +45,9 @@ def read_json_object(request: Request) -> dict[str, Any]:
     return body
 
 
-def parse_translation_request(body: dict[str, Any], settings: Settings, allow_timeout: bool = False) -> TranslationRequest:
+def parse_translation_request(
+    body: dict[str, Any], settings: Settings, allow_timeout: bool = False
+) -> TranslationRequest:
     """Validate `texts` (or `text`), the language pair and the limits."""
     if ("text" in body) == ("texts" in body):
         raise ValidationError("give exactly one of `text` (a string) or `texts` (a list of strings)")
@@ -81,12 +83,18 @@ def parse_translation_request(body: dict[str, Any], settings: Settings, allow_ti
             if not isinstance(body[field], str):
                 raise ValidationError(f"{field} must be a string")
             if body[field].strip().lower() != served.lower():
-                raise ValidationError(f"{field} is {body[field]!r}, but this service translates "
-                                      f"{settings.source_lang} to {settings.target_lang}")
+                raise ValidationError(
+                    f"{field} is {body[field]!r}, but this service translates "
+                    f"{settings.source_lang} to {settings.target_lang}"
+                )
     timeout = None
     if allow_timeout and body.get("timeout") is not None:
         timeout = body["timeout"]
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 <= timeout <= settings.wait_timeout:
+        if (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, (int, float))
+            or not 0 <= timeout <= settings.wait_timeout
+        ):
             raise ValidationError(f"timeout must be a number of seconds from 0 to {settings.wait_timeout:g}")
     segments = [split_text(t, settings.max_sentence_chars) for t in texts]
     flat = [s for segs in segments for s in sentences(segs)]

@@ -12,5 +12,10 @@ bp = Blueprint("web", __name__, template_folder="templates", static_folder="stat
 @bp.get("/")
 def index():  # type: ignore[no-untyped-def]
     settings = services().settings
-    return render_template("index.html", model=settings.model, needs_key=bool(settings.api_key_list),
-                           source=settings.source_lang, target=settings.target_lang)
+    return render_template(
+        "index.html",
+        model=settings.model,
+        needs_key=bool(settings.api_key_list),
+        source=settings.source_lang,
+        target=settings.target_lang,
+    )

@@ -20,7 +20,9 @@ FINAL_STATUSES = (SUCCEEDED, FAILED, CANCELLED)
 _RANKS = "local rank = {queued=0, running=1, succeeded=2, failed=2, cancelled=2}\n"
 
 # KEYS: job, pending, lease. ARGV: id, new status, now, ttl, then field/value pairs.
-_TRANSITION = _RANKS + """
+_TRANSITION = (
+    _RANKS
+    + """
 local current = redis.call('HGET', KEYS[1], 'status')
 if not current then return {'missing', ''} end
 if rank[ARGV[2]] <= rank[current] then return {'refused', current} end
@@ -34,6 +36,7 @@ end
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
 return {'ok', ARGV[2]}
 """
+)
 
 # KEYS: job, pending, lease. ARGV: id, worker, lease ms, now, max lost deliveries,
 # fresh only (1: claim queued jobs only), result ttl, worker_lost error JSON.
@@ -244,11 +247,24 @@ class JobStore:
 
     # --- the worker side ----------------------------------------------------------
 
-    def claim(self, job_id: str, worker: str, lease_seconds: float, max_deliveries: int, fresh_only: bool = False) -> Claim:
-        error = json.dumps({"code": "worker_lost", "message": f"the worker died {max_deliveries} times while running this job"})
+    def claim(
+        self, job_id: str, worker: str, lease_seconds: float, max_deliveries: int, fresh_only: bool = False
+    ) -> Claim:
+        error = json.dumps(
+            {"code": "worker_lost", "message": f"the worker died {max_deliveries} times while running this job"}
+        )
         outcome, attempts = self._claim(
             keys=[self.keys.job(job_id), self.keys.pending, self.keys.lease(job_id)],
-            args=[job_id, worker, int(lease_seconds * 1000), utc_now(), max_deliveries, int(fresh_only), self.result_ttl, error],
+            args=[
+                job_id,
+                worker,
+                int(lease_seconds * 1000),
+                utc_now(),
+                max_deliveries,
+                int(fresh_only),
+                self.result_ttl,
+                error,
+            ],
         )
         return Claim(outcome, int(attempts))
 

@@ -18,56 +18,90 @@ class Settings:
     """Configuration read once from the environment (prefix TRANSQ_)."""
 
     # Redis roles
-    redis_url: str = setting("redis://127.0.0.1:6379/0", "Broker and job store (Celery queue, job records, heartbeats). Use `noeviction`.")
-    cache_url: str = setting("", "Sentence cache Redis; empty means the same server as TRANSQ_REDIS_URL. Use `allkeys-lru`.")
+    redis_url: str = setting(
+        "redis://127.0.0.1:6379/0", "Broker and job store (Celery queue, job records, heartbeats). Use `noeviction`."
+    )
+    cache_url: str = setting(
+        "", "Sentence cache Redis; empty means the same server as TRANSQ_REDIS_URL. Use `allkeys-lru`."
+    )
     key_prefix: str = setting("transq:", "Prefix of every Redis key and of the Celery queue name.")
-    redis_socket_timeout: float = setting(2.0, "Seconds a broker/job-store Redis call may take before the API answers 503.")
+    redis_socket_timeout: float = setting(
+        2.0, "Seconds a broker/job-store Redis call may take before the API answers 503."
+    )
     cache_socket_timeout: float = setting(0.25, "Seconds a cache call may take before it counts as a miss.")
 
     # Model and generation
-    model: str = setting("Helsinki-NLP/opus-mt-zh-en", "Hugging Face hub id or local folder of a seq2seq translation model.")
+    model: str = setting(
+        "Helsinki-NLP/opus-mt-zh-en", "Hugging Face hub id or local folder of a seq2seq translation model."
+    )
     source_lang: str = setting("zh", "Language the served model translates from (checked against `source_lang`).")
     target_lang: str = setting("en", "Language the served model translates into (checked against `target_lang`).")
-    quantize: str = setting("int8", "`int8` (dynamic int8 Linear layers on CPU) or `none`. Ignored on CUDA, which uses fp16/bf16.")
+    quantize: str = setting(
+        "int8", "`int8` (dynamic int8 Linear layers on CPU) or `none`. Ignored on CUDA, which uses fp16/bf16."
+    )
     device: str = setting("auto", "`auto` (CUDA when available), `cpu` or `cuda`.")
-    torch_threads: int = setting(0, "Intra-op threads for torch; 0 means the CPUs this process may use (cgroup quota aware).")
+    torch_threads: int = setting(
+        0, "Intra-op threads for torch; 0 means the CPUs this process may use (cgroup quota aware)."
+    )
     num_beams: int = setting(0, "Beam size; 0 means the model's generation config.")
     max_new_tokens: int = setting(256, "Upper bound on output tokens per sentence.")
-    min_new_tokens: int = setting(0, "Lower bound on output tokens per sentence (benchmarks force fixed-length outputs with it).")
-    max_input_tokens: int = setting(256, "Longest sentence in tokens given to the model at once; longer ones are split, never truncated.")
+    min_new_tokens: int = setting(
+        0, "Lower bound on output tokens per sentence (benchmarks force fixed-length outputs with it)."
+    )
+    max_input_tokens: int = setting(
+        256, "Longest sentence in tokens given to the model at once; longer ones are split, never truncated."
+    )
     max_batch_tokens: int = setting(4096, "Token budget of one model batch (padded source length x sentences).")
     max_batch_sentences: int = setting(32, "Most sentences in one model batch.")
-    max_round_sentences: int = setting(512, "Most sentences one worker task takes from waiting jobs to translate together.")
-    memory_headroom_mb: int = setting(128, "Memory kept free below the container limit; batches are shrunk to respect it.")
+    max_round_sentences: int = setting(
+        512, "Most sentences one worker task takes from waiting jobs to translate together."
+    )
+    memory_headroom_mb: int = setting(
+        128, "Memory kept free below the container limit; batches are shrunk to respect it."
+    )
 
     # Input limits
     max_body_bytes: int = setting(1_048_576, "Largest request body; larger ones get 413 before parsing.")
     max_texts: int = setting(1000, "Most texts in one job.")
     max_chars: int = setting(100_000, "Most characters in one job, all texts together.")
     max_sentences: int = setting(10_000, "Most sentences in one job after splitting.")
-    max_sentence_chars: int = setting(300, "Sentences longer than this are split at commas or spaces (or hard) before translation.")
+    max_sentence_chars: int = setting(
+        300, "Sentences longer than this are split at commas or spaces (or hard) before translation."
+    )
 
     # Time limits and TTLs
     task_soft_time_limit: int = setting(600, "Seconds a worker task may run before its job fails with `timeout`.")
     task_time_limit: int = setting(660, "Seconds after which the worker process running a task is killed.")
-    visibility_timeout: int = setting(900, "Seconds before an unacknowledged message of a dead worker is delivered again (above the hard limit).")
+    visibility_timeout: int = setting(
+        900, "Seconds before an unacknowledged message of a dead worker is delivered again (above the hard limit)."
+    )
     job_ttl: int = setting(86_400, "Seconds a queued or running job record lives.")
     result_ttl: int = setting(86_400, "Seconds a finished job stays readable.")
     cache_ttl: int = setting(30 * 86_400, "Seconds a cached sentence translation lives.")
     idempotency_ttl: int = setting(86_400, "Seconds an Idempotency-Key maps to its job.")
-    lease_seconds: float = setting(15.0, "A running job's lease; a job whose worker stops renewing it is taken over by another.")
+    lease_seconds: float = setting(
+        15.0, "A running job's lease; a job whose worker stops renewing it is taken over by another."
+    )
     heartbeat_seconds: float = setting(5.0, "How often a worker renews its heartbeat and its jobs' leases.")
-    max_deliveries: int = setting(3, "Lost deliveries (worker killed mid-job) after which a job fails with `worker_lost`.")
-    max_memory_per_child_mb: int = setting(0, "Celery `worker_max_memory_per_child` in MiB; 0 means model size + 1 GiB, set at start.")
+    max_deliveries: int = setting(
+        3, "Lost deliveries (worker killed mid-job) after which a job fails with `worker_lost`."
+    )
+    max_memory_per_child_mb: int = setting(
+        0, "Celery `worker_max_memory_per_child` in MiB; 0 means model size + 1 GiB, set at start."
+    )
 
     # API behaviour
     max_queue: int = setting(10_000, "Jobs waiting in the queue above which submissions get 503 `overloaded`.")
     wait_timeout: float = setting(30.0, "Longest `timeout` accepted by POST /v1/translate and used by /api/translate.")
     api_keys: str = setting("", "Comma-separated API keys; empty disables authentication.")
-    rate_limit: str = setting("600/minute", "Per API key (or client address) rate limit in flask-limiter syntax; empty disables it.")
+    rate_limit: str = setting(
+        "600/minute", "Per API key (or client address) rate limit in flask-limiter syntax; empty disables it."
+    )
     log_format: str = setting("text", "`text` or `json` (one JSON object per line).")
     log_level: str = setting("INFO", "Logging level.")
-    test_hooks: bool = setting(False, "Enables test-only behaviour (a poison sentence that kills the worker). Never in production.")
+    test_hooks: bool = setting(
+        False, "Enables test-only behaviour (a poison sentence that kills the worker). Never in production."
+    )
 
     @property
     def effective_cache_url(self) -> str:

@@ -88,9 +88,7 @@ def split_long(sentence: str, max_chars: int) -> list[str]:
 
 def _safe_cut(text: str, cut: int) -> int:
     """Move a cut left so it never separates a combining mark, joiner or surrogate-free cluster."""
-    while cut > 1 and (
-        unicodedata.combining(text[cut]) or text[cut] in _JOINERS or text[cut - 1] in _JOINERS
-    ):
+    while cut > 1 and (unicodedata.combining(text[cut]) or text[cut] in _JOINERS or text[cut - 1] in _JOINERS):
         cut -= 1
     return cut
 

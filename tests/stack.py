@@ -23,8 +23,14 @@ ROOT = Path(__file__).resolve().parents[1]
 def stack_settings(redis_url: str, model_dir: str | Path, **overrides: Any) -> Settings:
     """Settings for tests: small outputs so a random model is quick, short leases and heartbeats."""
     values: dict[str, Any] = dict(
-        redis_url=redis_url, cache_url=redis_url, model=str(model_dir), max_new_tokens=8,
-        heartbeat_seconds=0.5, lease_seconds=3.0, rate_limit="", log_level="INFO",
+        redis_url=redis_url,
+        cache_url=redis_url,
+        model=str(model_dir),
+        max_new_tokens=8,
+        heartbeat_seconds=0.5,
+        lease_seconds=3.0,
+        rate_limit="",
+        log_level="INFO",
     )
     values.update(overrides)
     return Settings(**values)
@@ -51,9 +57,27 @@ class WorkerProcess:
     def start(self, wait_ready: bool = True, timeout: float = 90) -> WorkerProcess:
         log = open(self.log_path, "ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker", "--concurrency", "1",
-             "--loglevel", "INFO", "-n", f"{self.name}@%h", "--without-gossip", "--without-mingle"],
-            env=_env(self.settings), cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "worker.celery_app",
+                "worker",
+                "--concurrency",
+                "1",
+                "--loglevel",
+                "INFO",
+                "-n",
+                f"{self.name}@%h",
+                "--without-gossip",
+                "--without-mingle",
+            ],
+            env=_env(self.settings),
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         if wait_ready:
             self.wait_ready(timeout)
@@ -130,9 +154,25 @@ class ApiProcess:
     def start(self, workers: int = 2, threads: int = 4) -> ApiProcess:
         log = open(self.log_path, "ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{self.port}", "--workers", str(workers),
-             "--threads", str(threads), "--worker-class", "gthread", "api:create_app()"],
-            env=_env(self.settings), cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "--bind",
+                f"127.0.0.1:{self.port}",
+                "--workers",
+                str(workers),
+                "--threads",
+                str(threads),
+                "--worker-class",
+                "gthread",
+                "api:create_app()",
+            ],
+            env=_env(self.settings),
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:

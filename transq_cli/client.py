@@ -34,8 +34,9 @@ class TransqClient:
             body = None
         if response.status_code >= 400:
             error = (body or {}).get("error", {}) if isinstance(body, dict) else {}
-            raise TransqError(response.status_code, error.get("code", "http_error"),
-                              error.get("message", response.text[:200]))
+            raise TransqError(
+                response.status_code, error.get("code", "http_error"), error.get("message", response.text[:200])
+            )
         return response.status_code, body
 
     def submit(self, texts: list[str], idempotency_key: str | None = None) -> dict[str, Any]:
@@ -48,8 +49,13 @@ class TransqClient:
     def cancel(self, job_id: str) -> dict[str, Any]:
         return self._call("DELETE", f"/v1/jobs/{job_id}")[1]
 
-    def wait(self, job_id: str, timeout: float = 600.0, on_progress: Callable[[dict[str, Any]], None] | None = None,
-             interval: float = 0.1) -> dict[str, Any]:
+    def wait(
+        self,
+        job_id: str,
+        timeout: float = 600.0,
+        on_progress: Callable[[dict[str, Any]], None] | None = None,
+        interval: float = 0.1,
+    ) -> dict[str, Any]:
         """Poll until the job is final; raise TimeoutError after `timeout` seconds."""
         deadline = time.monotonic() + timeout
         while True:

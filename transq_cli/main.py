@@ -79,8 +79,10 @@ def model_problem(model: str) -> str | None:
             model_info(model, timeout=5)
             return None
     except Exception as exc:  # noqa: BLE001
-        return (f"cannot reach the Hugging Face hub for {model} ({type(exc).__name__}); "
-                f"use --model DIR, for example after `transq make-test-model /tmp/m`")
+        return (
+            f"cannot reach the Hugging Face hub for {model} ({type(exc).__name__}); "
+            f"use --model DIR, for example after `transq make-test-model /tmp/m`"
+        )
 
 
 def run_dev(port: int, model: str | None, redis_port: int) -> int:
@@ -97,10 +99,38 @@ def run_dev(port: int, model: str | None, redis_port: int) -> int:
     env = {**os.environ, "TRANSQ_REDIS_URL": server.url, "TRANSQ_CACHE_URL": server.url, "TRANSQ_MODEL": model}
     log.info("transq dev: Redis on %s, API on http://127.0.0.1:%d, model %s", server.url, port, model)
     processes = [
-        subprocess.Popen([sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{port}", "--workers", "2",
-                          "--threads", "4", "--worker-class", "gthread", "api:create_app()"], env=env),
-        subprocess.Popen([sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker", "--concurrency", "1",
-                          "--loglevel", "INFO"], env=env),
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--workers",
+                "2",
+                "--threads",
+                "4",
+                "--worker-class",
+                "gthread",
+                "api:create_app()",
+            ],
+            env=env,
+        ),
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "worker.celery_app",
+                "worker",
+                "--concurrency",
+                "1",
+                "--loglevel",
+                "INFO",
+            ],
+            env=env,
+        ),
     ]
     stopping = False
 

@@ -33,8 +33,15 @@ def redis_server_binary() -> str:
 class RedisServer:
     """A redis-server process owned by its creator; stop() ends it (by its pid)."""
 
-    def __init__(self, port: int | None = None, appendonly: bool = False, maxmemory: str | None = None,
-                 policy: str = "noeviction", password: str | None = None, directory: str | None = None):
+    def __init__(
+        self,
+        port: int | None = None,
+        appendonly: bool = False,
+        maxmemory: str | None = None,
+        policy: str = "noeviction",
+        password: str | None = None,
+        directory: str | None = None,
+    ):
         self.port = port or free_port()
         self.appendonly = appendonly
         self.maxmemory = maxmemory
@@ -49,9 +56,25 @@ class RedisServer:
         return f"redis://{auth}127.0.0.1:{self.port}/0"
 
     def start(self) -> RedisServer:
-        args = [redis_server_binary(), "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                "--dir", self.directory, "--appendonly", "yes" if self.appendonly else "no",
-                "--maxmemory-policy", self.policy, "--daemonize", "no", "--loglevel", "warning"]
+        args = [
+            redis_server_binary(),
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--dir",
+            self.directory,
+            "--appendonly",
+            "yes" if self.appendonly else "no",
+            "--maxmemory-policy",
+            self.policy,
+            "--daemonize",
+            "no",
+            "--loglevel",
+            "warning",
+        ]
         if self.appendonly:
             args += ["--appendfsync", "always"]
         if self.maxmemory:

@@ -29,8 +29,10 @@ def _progress_bar(job: dict[str, Any]) -> None:
     p = job["progress"]
     total = max(1, p["sentences_total"])
     filled = int(30 * p["sentences_done"] / total)
-    sys.stderr.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {p['sentences_done']}/{p['sentences_total']} "
-                     f"sentences ({job['cached_sentences']} cached) {job['status']:<9}")
+    sys.stderr.write(
+        f"\r[{'#' * filled}{'.' * (30 - filled)}] {p['sentences_done']}/{p['sentences_total']} "
+        f"sentences ({job['cached_sentences']} cached) {job['status']:<9}"
+    )
     sys.stderr.flush()
 
 

@@ -76,8 +76,12 @@ def _log_start(**_: Any) -> None:
     memory = probe_memory()
     log.info(
         "transq worker: broker %s, cache %s, model %s; memory limit %.0f MiB (%s); max memory per child %d MiB",
-        redact_url(settings.redis_url), redact_url(settings.effective_cache_url), settings.model,
-        memory.limit_bytes / 2**20, memory.source, app.conf.worker_max_memory_per_child // 1024,
+        redact_url(settings.redis_url),
+        redact_url(settings.effective_cache_url),
+        settings.model,
+        memory.limit_bytes / 2**20,
+        memory.source,
+        app.conf.worker_max_memory_per_child // 1024,
     )
 
 

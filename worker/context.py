@@ -39,8 +39,12 @@ class WorkerContext:
         from worker.engine import TranslationEngine  # torch is imported here, in the worker only
 
         memory = probe_memory()
-        log.info("memory limit %.0f MiB (%s), in use %.0f MiB", memory.limit_bytes / 2**20, memory.source,
-                 memory.used_bytes / 2**20)
+        log.info(
+            "memory limit %.0f MiB (%s), in use %.0f MiB",
+            memory.limit_bytes / 2**20,
+            memory.source,
+            memory.used_bytes / 2**20,
+        )
         return TranslationEngine(self.settings)
 
     @cached_property

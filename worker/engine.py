@@ -94,8 +94,13 @@ class TranslationEngine:
         self.resident_bytes = process_rss_bytes()
         log.info(
             "model %s loaded in %.1fs on %s (threads=%d, quantization=%s, beams=%d, rss=%.0f MiB)",
-            settings.model, self.load_seconds, self.device, threads, self.quantization,
-            self.num_beams, self.resident_bytes / 2**20,
+            settings.model,
+            self.load_seconds,
+            self.device,
+            threads,
+            self.quantization,
+            self.num_beams,
+            self.resident_bytes / 2**20,
         )
 
     def token_ids(self, sentences: Sequence[str]) -> list[list[int]]:
@@ -186,5 +191,12 @@ def model_revision(model: str) -> str:
 
 def describe(engine: TranslationEngine) -> dict[str, Any]:
     """What a worker reports about its model in its heartbeat."""
-    return json.loads(json.dumps({**engine.identity, "load_seconds": round(engine.load_seconds, 2),
-                                  "resident_mb": round(engine.resident_bytes / 2**20)}))
+    return json.loads(
+        json.dumps(
+            {
+                **engine.identity,
+                "load_seconds": round(engine.load_seconds, 2),
+                "resident_mb": round(engine.resident_bytes / 2**20),
+            }
+        )
+    )

@@ -110,7 +110,9 @@ class LeaseKeeper:
 def run_round(ctx: WorkerContext, job_id: str) -> RoundResult:
     """Claim the job (and waiting ones), translate, store results."""
     settings = ctx.settings
-    claim = _redis_retry(ctx, lambda: ctx.store.claim(job_id, ctx.worker_id, settings.lease_seconds, settings.max_deliveries))
+    claim = _redis_retry(
+        ctx, lambda: ctx.store.claim(job_id, ctx.worker_id, settings.lease_seconds, settings.max_deliveries)
+    )
     claimed: list[str] = []
     solo = False
     if claim.outcome == "leased":
@@ -122,7 +124,12 @@ def run_round(ctx: WorkerContext, job_id: str) -> RoundResult:
         claimed.append(job_id)
         solo = claim.attempts > 1  # it lost a delivery: keep possible poison away from others
         if solo:
-            log.warning("job %s delivered again (attempt %d): running it alone", job_id, claim.attempts, extra={"job_id": job_id})
+            log.warning(
+                "job %s delivered again (attempt %d): running it alone",
+                job_id,
+                claim.attempts,
+                extra={"job_id": job_id},
+            )
     if not solo:
         claimed += _claim_waiting(ctx, budget=settings.max_round_sentences, taken=claimed)
     if not claimed:
@@ -247,8 +254,12 @@ def _translate_misses(ctx: WorkerContext, active: dict[str, JobWork]) -> None:
         for unit in too_big:
             for job_id, _ in needed[misses[units[unit][0]]]:
                 if job_id in active:
-                    _fail(ctx, job_id, "resource_exhausted",
-                          "a sentence of this job needs more memory than the worker has free")
+                    _fail(
+                        ctx,
+                        job_id,
+                        "resource_exhausted",
+                        "a sentence of this job needs more memory than the worker has free",
+                    )
                     active.pop(job_id)
         for part in parts:
             started = time.perf_counter()
@@ -265,8 +276,9 @@ def _translate_misses(ctx: WorkerContext, active: dict[str, JobWork]) -> None:
         _record(ctx, active, needed, finished)
 
 
-def _record(ctx: WorkerContext, active: dict[str, JobWork], needed: dict[str, list[tuple[str, int]]],
-            finished: dict[str, str]) -> None:
+def _record(
+    ctx: WorkerContext, active: dict[str, JobWork], needed: dict[str, list[tuple[str, int]]], finished: dict[str, str]
+) -> None:
     """Cache new translations, update progress, finish complete jobs."""
     if not finished:
         return
@@ -284,7 +296,7 @@ def _record(ctx: WorkerContext, active: dict[str, JobWork], needed: dict[str, li
             _finish(ctx, work)
             active.pop(job_id)
         else:
-            _redis_retry(ctx, lambda: ctx.store.set_progress(job_id, work.done))
+            _redis_retry(ctx, lambda jid=job_id, done=work.done: ctx.store.set_progress(jid, done))
 
 
 def _drop_cancelled(ctx: WorkerContext, active: dict[str, JobWork]) -> None:
@@ -296,7 +308,9 @@ def _drop_cancelled(ctx: WorkerContext, active: dict[str, JobWork]) -> None:
         pipe.hget(ctx.keys.job(job_id), "status")
     for job_id, status in zip(ids, _redis_retry(ctx, pipe.execute)):
         if status != "running":
-            log.info("job %s is %s: its remaining sentences are dropped", job_id, status or "gone", extra={"job_id": job_id})
+            log.info(
+                "job %s is %s: its remaining sentences are dropped", job_id, status or "gone", extra={"job_id": job_id}
+            )
             active.pop(job_id)
 
 
@@ -304,8 +318,13 @@ def _finish(ctx: WorkerContext, work: JobWork) -> None:
     outcome = _redis_retry(ctx, lambda: ctx.store.succeed(work.job.id, work.assemble(), work.cached, work.done))
     if outcome == "ok":
         ctx.stats.job_finished("succeeded", work.job.submitted)
-        log.info("job %s succeeded (%d sentences, %d cached)", work.job.id, len(work.sentences), work.cached,
-                 extra={"job_id": work.job.id})
+        log.info(
+            "job %s succeeded (%d sentences, %d cached)",
+            work.job.id,
+            len(work.sentences),
+            work.cached,
+            extra={"job_id": work.job.id},
+        )
 
 
 def _fail(ctx: WorkerContext, job_id: str, code: str, message: str) -> None:

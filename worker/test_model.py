@@ -18,10 +18,26 @@ log = logging.getLogger(__name__)
 
 DATA = Path(__file__).parent / "data"
 SHAPES = {
-    "tiny": dict(d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
-                 decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, vocab_size=0),
-    "opus": dict(d_model=512, encoder_layers=6, decoder_layers=6, encoder_attention_heads=8,
-                 decoder_attention_heads=8, encoder_ffn_dim=2048, decoder_ffn_dim=2048, vocab_size=65001),
+    "tiny": dict(
+        d_model=32,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        vocab_size=0,
+    ),
+    "opus": dict(
+        d_model=512,
+        encoder_layers=6,
+        decoder_layers=6,
+        encoder_attention_heads=8,
+        decoder_attention_heads=8,
+        encoder_ffn_dim=2048,
+        decoder_ffn_dim=2048,
+        vocab_size=65001,
+    ),
 }
 
 
@@ -32,9 +48,18 @@ def _train_spm(lines: Sequence[str], prefix: Path, vocab_size: int, coverage: fl
         handle.write("\n".join(lines))
         corpus = handle.name
     spm.SentencePieceTrainer.train(
-        input=corpus, model_prefix=str(prefix), vocab_size=vocab_size, character_coverage=coverage,
-        model_type="unigram", hard_vocab_limit=False, bos_id=-1, eos_id=0, unk_id=1, pad_id=-1,
-        minloglevel=2, num_threads=1,
+        input=corpus,
+        model_prefix=str(prefix),
+        vocab_size=vocab_size,
+        character_coverage=coverage,
+        model_type="unigram",
+        hard_vocab_limit=False,
+        bos_id=-1,
+        eos_id=0,
+        unk_id=1,
+        pad_id=-1,
+        minloglevel=2,
+        num_threads=1,
     )
     Path(corpus).unlink()
 
@@ -46,8 +71,9 @@ def _pieces(model_file: Path) -> list[str]:
     return [processor.id_to_piece(i) for i in range(processor.get_piece_size())]
 
 
-def make_test_model(folder: str | Path, shape: str = "tiny", zh_lines: Sequence[str] | None = None,
-                    num_beams: int = 1, seed: int = 0) -> Path:
+def make_test_model(
+    folder: str | Path, shape: str = "tiny", zh_lines: Sequence[str] | None = None, num_beams: int = 1, seed: int = 0
+) -> Path:
     """Write a MarianMT model of `shape` into `folder` and return the folder."""
     import torch
     from transformers import GenerationConfig, MarianConfig, MarianMTModel
@@ -77,25 +103,53 @@ def make_test_model(folder: str | Path, shape: str = "tiny", zh_lines: Sequence[
     pad = len(vocab)
     vocab["<pad>"] = pad
     (folder / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
-    (folder / "tokenizer_config.json").write_text(json.dumps({
-        "tokenizer_class": "MarianTokenizer", "source_lang": "zh", "target_lang": "en",
-        "model_max_length": 512, "separate_vocabs": False,
-        "unk_token": "<unk>", "eos_token": "</s>", "pad_token": "<pad>",
-    }), encoding="utf-8")
+    (folder / "tokenizer_config.json").write_text(
+        json.dumps(
+            {
+                "tokenizer_class": "MarianTokenizer",
+                "source_lang": "zh",
+                "target_lang": "en",
+                "model_max_length": 512,
+                "separate_vocabs": False,
+                "unk_token": "<unk>",
+                "eos_token": "</s>",
+                "pad_token": "<pad>",
+            }
+        ),
+        encoding="utf-8",
+    )
 
     config = MarianConfig(
-        vocab_size=pad + 1, decoder_vocab_size=pad + 1, pad_token_id=pad, decoder_start_token_id=pad,
-        eos_token_id=0, forced_eos_token_id=0, max_position_embeddings=512, scale_embedding=True,
-        share_encoder_decoder_embeddings=True, tie_word_embeddings=True, activation_function="swish",
+        vocab_size=pad + 1,
+        decoder_vocab_size=pad + 1,
+        pad_token_id=pad,
+        decoder_start_token_id=pad,
+        eos_token_id=0,
+        forced_eos_token_id=0,
+        max_position_embeddings=512,
+        scale_embedding=True,
+        share_encoder_decoder_embeddings=True,
+        tie_word_embeddings=True,
+        activation_function="swish",
         **dims,
     )
     torch.manual_seed(seed)
     model = MarianMTModel(config)
     model.generation_config = GenerationConfig(
-        decoder_start_token_id=pad, eos_token_id=0, pad_token_id=pad, forced_eos_token_id=0,
-        bad_words_ids=[[pad]], num_beams=num_beams, max_length=512,
+        decoder_start_token_id=pad,
+        eos_token_id=0,
+        pad_token_id=pad,
+        forced_eos_token_id=0,
+        bad_words_ids=[[pad]],
+        num_beams=num_beams,
+        max_length=512,
     )
     model.save_pretrained(folder)
-    log.info("test model (%s, %d parameters, vocabulary %d) written to %s",
-             shape, sum(p.numel() for p in model.parameters()), pad + 1, folder)
+    log.info(
+        "test model (%s, %d parameters, vocabulary %d) written to %s",
+        shape,
+        sum(p.numel() for p in model.parameters()),
+        pad + 1,
+        folder,
+    )
     return folder

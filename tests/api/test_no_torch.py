@@ -20,8 +20,14 @@ def test_api_does_not_import_torch_or_transformers():
         heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "transformers", "sentencepiece"))
         print(repr(heavy), time.perf_counter() - started)
     """)
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
-                         env={"PATH": "/usr/bin:/bin", "TRANSQ_REDIS_URL": "redis://127.0.0.1:1/0"})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "TRANSQ_REDIS_URL": "redis://127.0.0.1:1/0"},
+    )
     assert out.returncode == 0, out.stderr
     modules, seconds = out.stdout.rsplit(" ", 1)
     assert modules == "[]"

@@ -15,8 +15,9 @@ def test_readyz_is_200_with_a_worker(stack):
 
 def test_submit_poll_succeeds_with_one_translation_per_text_in_order(stack):
     texts = ["项目一：今天天气很好。明天下雨！", "第二段。\n\n第三段。", "谢谢你的帮助"]
-    response = requests.post(stack.api.url + "/v1/jobs", json={"texts": texts, "source_lang": "zh",
-                                                              "target_lang": "en"}, timeout=10)
+    response = requests.post(
+        stack.api.url + "/v1/jobs", json={"texts": texts, "source_lang": "zh", "target_lang": "en"}, timeout=10
+    )
     assert response.status_code == 202
     job = response.json()
     assert response.headers["Location"] == f"/v1/jobs/{job['id']}"
@@ -63,8 +64,9 @@ def test_readyz_503_before_worker_then_200(make_stack):
 
 
 def test_translate_waits_and_legacy_call(stack):
-    response = requests.post(stack.api.url + "/v1/translate", json={"texts": ["你好。", "再见。"], "timeout": 30},
-                             timeout=40)
+    response = requests.post(
+        stack.api.url + "/v1/translate", json={"texts": ["你好。", "再见。"], "timeout": 30}, timeout=40
+    )
     assert response.status_code == 200 and len(response.json()["translations"]) == 2
     legacy = requests.post(stack.api.url + "/api/translate", json={"text": "早上好。"}, timeout=40)
     assert legacy.status_code == 200
@@ -72,8 +74,9 @@ def test_translate_waits_and_legacy_call(stack):
 
 
 def test_translate_with_zero_timeout_returns_202_job(stack):
-    response = requests.post(stack.api.url + "/v1/translate", json={"text": "一个新的句子，零等待。", "timeout": 0},
-                             timeout=10)
+    response = requests.post(
+        stack.api.url + "/v1/translate", json={"text": "一个新的句子，零等待。", "timeout": 0}, timeout=10
+    )
     assert response.status_code in (200, 202)
     if response.status_code == 202:
         assert response.json()["status"] in ("queued", "running", "succeeded")

@@ -13,8 +13,13 @@ def test_normalisation_is_conservative():
 def test_namespace_changes_with_every_setting():
     base = {"model": "m", "revision": "r1", "num_beams": 4, "max_new_tokens": 256, "quantization": "int8"}
     spaces = {namespace_for(base)}
-    for change in ({"revision": "r2"}, {"num_beams": 1}, {"max_new_tokens": 128}, {"quantization": "none"},
-                   {"model": "other"}):
+    for change in (
+        {"revision": "r2"},
+        {"num_beams": 1},
+        {"max_new_tokens": 128},
+        {"quantization": "none"},
+        {"model": "other"},
+    ):
         spaces.add(namespace_for({**base, **change}))
     assert len(spaces) == 6
 

@@ -1,4 +1,4 @@
-from shared.splitter import join_translations, sentences, split_text, split_long
+from shared.splitter import join_translations, sentences, split_long, split_text
 
 
 def roundtrip(text: str) -> list:
@@ -47,7 +47,7 @@ def test_long_sentence_is_split_not_truncated():
 
 
 def test_hard_cut_never_splits_a_combining_mark():
-    text = ("e\u0301" * 200)
+    text = "e\u0301" * 200
     pieces = split_long(text, 101)
     assert "".join(pieces) == text
     assert all(not p.startswith("\u0301") for p in pieces)
