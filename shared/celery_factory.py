@@ -28,6 +28,9 @@ def make_celery(settings: Settings, name: str = "transq") -> Celery:
         task_time_limit=settings.task_time_limit,
         broker_transport_options={
             "visibility_timeout": settings.visibility_timeout,
+            # Sweep for messages of dead workers often enough to honour the visibility timeout.
+            "unacked_restore_interval": max(1, min(10, settings.visibility_timeout // 10)),
+            "unacked_restore_throttle": 1,
             "socket_timeout": settings.redis_socket_timeout,
             "socket_connect_timeout": settings.redis_socket_timeout,
         },

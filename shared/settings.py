@@ -56,6 +56,9 @@ class Settings:
     max_round_sentences: int = setting(
         512, "Most sentences one worker task takes from waiting jobs to translate together."
     )
+    cgroup_root: str = setting(
+        "/sys/fs/cgroup", "Where the memory guard reads the container's cgroup (v2 or v1) limit and usage."
+    )
     memory_headroom_mb: int = setting(
         128, "Memory kept free below the container limit; batches are shrunk to respect it."
     )

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import os
 import re
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +75,7 @@ def translate_job(self: TranslateTask, job_id: Any) -> None:
 
 @worker_init.connect
 def _log_start(**_: Any) -> None:
-    memory = probe_memory()
+    memory = probe_memory(settings.cgroup_root)
     log.info(
         "transq worker: broker %s, cache %s, model %s; memory limit %.0f MiB (%s); max memory per child %d MiB",
         redact_url(settings.redis_url),
@@ -90,7 +92,13 @@ def _load_model(**_: Any) -> None:
     """Load the model in each pool process before it takes work, then report ready."""
     configure_logging(settings.log_format, settings.log_level)
     context = TranslateTask().context
-    context.load_model()
+    try:
+        context.load_model()
+    except Exception:
+        # A worker without its model is useless: stop the whole worker so its supervisor sees it.
+        log.critical("cannot load model %s; stopping the worker", settings.model, exc_info=True)
+        os.kill(os.getppid(), signal.SIGTERM)
+        raise
     context.start_heartbeat()
 
 

@@ -38,7 +38,7 @@ class WorkerContext:
     def engine(self):  # type: ignore[no-untyped-def]
         from worker.engine import TranslationEngine  # torch is imported here, in the worker only
 
-        memory = probe_memory()
+        memory = probe_memory(self.settings.cgroup_root)
         log.info(
             "memory limit %.0f MiB (%s), in use %.0f MiB",
             memory.limit_bytes / 2**20,

@@ -248,7 +248,7 @@ def _translate_misses(ctx: WorkerContext, active: dict[str, JobWork]) -> None:
         batch = [u for u in batch if any(jid in active for jid, _ in needed[misses[units[u][0]]])]
         if not batch:
             continue
-        memory = probe_memory()
+        memory = probe_memory(settings.cgroup_root)
         available = memory.available_bytes - settings.memory_headroom_mb * 2**20
         parts, too_big = fit_to_memory(batch, lengths, available, engine.estimate_batch_bytes)
         for unit in too_big:
