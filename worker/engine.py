@@ -13,17 +13,22 @@ import json
 import logging
 import os
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 import torch
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+from transformers.utils import logging as transformers_logging
 
 from shared.memory import allowed_cpus, process_rss_bytes
 from shared.settings import Settings
 
 log = logging.getLogger(__name__)
+# Worker logs are ours: no progress bars, and transformers speaks only on errors.
+transformers_logging.disable_progress_bar()
+transformers_logging.set_verbosity_error()
 
 
 class ModelLoadError(RuntimeError):
@@ -60,7 +65,13 @@ class TranslationEngine:
         self.quantization = "none"
         if self.device.type == "cpu" and settings.quantize == "int8":
             # In place, so each fp32 Linear is freed as its int8 copy replaces it.
-            model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8, inplace=True)
+            with warnings.catch_warnings():
+                # torch.ao quantization is deprecated upstream yet is the fast CPU path today (see DESIGN.md).
+                warnings.simplefilter("ignore", UserWarning)
+                warnings.simplefilter("ignore", DeprecationWarning)
+                model = torch.ao.quantization.quantize_dynamic(
+                    model, {torch.nn.Linear}, dtype=torch.qint8, inplace=True
+                )
             self.quantization = "int8-dynamic"
         elif self.device.type == "cuda":
             self.quantization = str(dtype).replace("torch.", "")
