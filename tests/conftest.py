@@ -39,21 +39,28 @@ class Stack:
 
     def __init__(self, tmp: Path, model_dir: Path, worker: bool = True, **overrides: object):
         self.tmp = tmp
-        self.redis = RedisServer(**{k: overrides.pop(k) for k in ("appendonly",) if k in overrides}).start()
-        self.settings = stack_settings(self.redis.url, model_dir, **overrides)
         self.workers: list[WorkerProcess] = []
-        self.api = ApiProcess(self.settings, tmp / "api.log").start()
+        self.api: ApiProcess | None = None
+        self.redis = RedisServer(**{k: overrides.pop(k) for k in ("appendonly",) if k in overrides})
+        self.settings = stack_settings(self.redis.url, model_dir, **overrides)
+        self.want_worker = worker
+
+    def start(self) -> Stack:
+        """Start everything; close() stops whatever did start, even after a failure here."""
+        self.redis.start()
+        self.api = ApiProcess(self.settings, self.tmp / "api.log").start()
         self.client = TransqClient(self.api.url)
         self.r = redis.Redis.from_url(self.redis.url, decode_responses=True)
-        if worker:
+        if self.want_worker:
             self.add_worker()
+        return self
 
     def add_worker(self, name: str | None = None, wait_ready: bool = True, **overrides: object) -> WorkerProcess:
         name = name or f"w{len(self.workers) + 1}"
         settings = dataclasses.replace(self.settings, **overrides)
-        worker = WorkerProcess(settings, self.tmp / f"{name}.log", name=name).start(wait_ready=wait_ready)
+        worker = WorkerProcess(settings, self.tmp / f"{name}.log", name=name)
         self.workers.append(worker)
-        return worker
+        return worker.start(wait_ready=wait_ready)
 
     def stat(self, name: str) -> int:
         return int(self.r.hget(f"{self.settings.key_prefix}stats", name) or 0)
@@ -71,7 +78,8 @@ class Stack:
     def close(self) -> None:
         for worker in self.workers:
             worker.stop()
-        self.api.stop()
+        if self.api is not None:
+            self.api.stop()
         self.redis.stop()
 
 
@@ -79,8 +87,10 @@ class Stack:
 def stack(tmp_path_factory: pytest.TempPathFactory, model_dir: Path) -> Iterator[Stack]:
     """One shared stack for the integration tests that do not break anything."""
     s = Stack(tmp_path_factory.mktemp("stack"), model_dir)
-    yield s
-    s.close()
+    try:
+        yield s.start()
+    finally:
+        s.close()
 
 
 @pytest.fixture
@@ -91,7 +101,7 @@ def make_stack(tmp_path: Path, model_dir: Path) -> Iterator:
     def make(**overrides: object) -> Stack:
         s = Stack(tmp_path, model_dir, **overrides)
         made.append(s)
-        return s
+        return s.start()
 
     yield make
     for s in made:

@@ -1,23 +1,14 @@
-"""Real processes for tests: a Celery worker and a gunicorn API against a test Redis."""
+"""Settings for test stacks; the processes themselves are transq_cli.processes."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
-import redis
-import requests
-
-from shared.keys import Keys
 from shared.settings import Settings
-from transq_cli.redis_server import free_port
+from transq_cli.processes import ROOT, ApiProcess, WorkerProcess
 
-ROOT = Path(__file__).resolve().parents[1]
+__all__ = ["ROOT", "ApiProcess", "WorkerProcess", "stack_settings"]
 
 
 def stack_settings(redis_url: str, model_dir: str | Path, **overrides: Any) -> Settings:
@@ -34,160 +25,3 @@ def stack_settings(redis_url: str, model_dir: str | Path, **overrides: Any) -> S
     )
     values.update(overrides)
     return Settings(**values)
-
-
-def _env(settings: Settings) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TRANSQ_")}
-    env.update(settings.as_env())
-    env["PYTHONPATH"] = str(ROOT)
-    env["PYTHONUNBUFFERED"] = "1"
-    env["TOKENIZERS_PARALLELISM"] = "false"
-    return env
-
-
-class WorkerProcess:
-    """`celery -A worker.celery_app worker --concurrency 1`, as production runs it."""
-
-    def __init__(self, settings: Settings, log_path: Path, name: str = "w1"):
-        self.settings = settings
-        self.log_path = log_path
-        self.name = name
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self, wait_ready: bool = True, timeout: float = 90) -> WorkerProcess:
-        log = open(self.log_path, "ab")
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "worker.celery_app",
-                "worker",
-                "--concurrency",
-                "1",
-                "--loglevel",
-                "INFO",
-                "-n",
-                f"{self.name}@%h",
-                "--without-gossip",
-                "--without-mingle",
-            ],
-            env=_env(self.settings),
-            cwd=ROOT,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        if wait_ready:
-            self.wait_ready(timeout)
-        return self
-
-    def ready_workers(self) -> list[dict[str, Any]]:
-        import json
-
-        client = redis.Redis.from_url(self.settings.redis_url, decode_responses=True)
-        keys = Keys(self.settings.key_prefix)
-        now = time.time()
-        ids = client.zrangebyscore(keys.workers, now - self.settings.heartbeat_seconds * 3, "+inf")
-        infos = [client.get(keys.worker(i)) for i in ids]
-        return [json.loads(i) for i in infos if i]
-
-    def wait_ready(self, timeout: float = 90) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process is not None and self.process.poll() is not None:
-                raise RuntimeError(f"worker exited with {self.process.returncode}: {self.log_tail()}")
-            if any(w.get("pid") in self.child_pids() for w in self.ready_workers()):
-                return
-            time.sleep(0.1)
-        raise TimeoutError(f"worker not ready: {self.log_tail()}")
-
-    def child_pids(self) -> list[int]:
-        """Pool processes of this worker, read from the parent's children (not by name)."""
-        import psutil
-
-        if self.process is None or self.process.poll() is not None:
-            return []
-        try:
-            return [c.pid for c in psutil.Process(self.process.pid).children()]
-        except psutil.NoSuchProcess:
-            return []
-
-    def log_tail(self, chars: int = 3000) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")[-chars:]
-        except OSError:
-            return ""
-
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.send_signal(sig)
-        try:
-            self.process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.kill_all()
-
-    def kill_all(self) -> None:
-        """SIGKILL the parent and its pool processes."""
-        if self.process is None:
-            return
-        for pid in self.child_pids() + [self.process.pid]:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        self.process.wait(timeout=10)
-
-
-class ApiProcess:
-    """`gunicorn "api:create_app()"` on a free loopback port."""
-
-    def __init__(self, settings: Settings, log_path: Path):
-        self.settings = settings
-        self.log_path = log_path
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self, workers: int = 2, threads: int = 4) -> ApiProcess:
-        log = open(self.log_path, "ab")
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "gunicorn",
-                "--bind",
-                f"127.0.0.1:{self.port}",
-                "--workers",
-                str(workers),
-                "--threads",
-                str(threads),
-                "--worker-class",
-                "gthread",
-                "api:create_app()",
-            ],
-            env=_env(self.settings),
-            cwd=ROOT,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                if requests.get(self.url + "/healthz", timeout=1).status_code == 200:
-                    return self
-            except requests.RequestException:
-                time.sleep(0.1)
-        raise TimeoutError(f"API did not start: {self.log_path.read_text()[-2000:]}")
-
-    def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()

@@ -6,6 +6,8 @@ import time
 from typing import Any, Callable
 
 import requests
+from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
 
 
 class TransqError(RuntimeError):
@@ -22,6 +24,10 @@ class TransqClient:
     def __init__(self, url: str = "http://127.0.0.1:8080", api_key: str | None = None, timeout: float = 30.0):
         self.url = url.rstrip("/")
         self.session = requests.Session()
+        # A kept-alive connection the server just closed resets; reads are safe to send again, submissions are not.
+        retry = Retry(total=3, connect=3, read=2, status=0, backoff_factor=0.1, allowed_methods={"GET", "DELETE"})
+        self.session.mount("http://", HTTPAdapter(max_retries=retry))
+        self.session.mount("https://", HTTPAdapter(max_retries=retry))
         self.timeout = timeout
         if api_key:
             self.session.headers["Authorization"] = f"Bearer {api_key}"

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import os
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -88,50 +88,20 @@ def model_problem(model: str) -> str | None:
 def run_dev(port: int, model: str | None, redis_port: int) -> int:
     """Redis + API (gunicorn) + one worker, until Ctrl-C."""
     from shared.settings import Settings
+    from transq_cli.processes import ApiProcess, WorkerProcess
     from transq_cli.redis_server import RedisServer
 
-    model = model or os.environ.get("TRANSQ_MODEL") or Settings().model
+    settings = Settings.from_env()
+    model = model or settings.model
     problem = model_problem(model)
     if problem:
         log.error("transq dev: %s", problem)
         return 2
     server = RedisServer(port=redis_port or None).start()
-    env = {**os.environ, "TRANSQ_REDIS_URL": server.url, "TRANSQ_CACHE_URL": server.url, "TRANSQ_MODEL": model}
+    settings = dataclasses.replace(settings, redis_url=server.url, cache_url=server.url, model=model)
     log.info("transq dev: Redis on %s, API on http://127.0.0.1:%d, model %s", server.url, port, model)
-    processes = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "gunicorn",
-                "--bind",
-                f"127.0.0.1:{port}",
-                "--workers",
-                "2",
-                "--threads",
-                "4",
-                "--worker-class",
-                "gthread",
-                "api:create_app()",
-            ],
-            env=env,
-        ),
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "worker.celery_app",
-                "worker",
-                "--concurrency",
-                "1",
-                "--loglevel",
-                "INFO",
-            ],
-            env=env,
-        ),
-    ]
+    api = ApiProcess(settings, port=port)
+    worker = WorkerProcess(settings)
     stopping = False
 
     def stop(*_: object) -> None:
@@ -141,17 +111,13 @@ def run_dev(port: int, model: str | None, redis_port: int) -> int:
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     try:
-        while not stopping and all(p.poll() is None for p in processes):
+        api.start()
+        worker.start(wait_ready=False)
+        while not stopping and api.process.poll() is None and worker.process.poll() is None:
             time.sleep(0.2)
     finally:
-        for process in processes:
-            if process.poll() is None:
-                process.terminate()
-        for process in processes:
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        worker.stop()
+        api.stop()
         server.stop()
         log.info("transq dev: stopped")
     return 0 if stopping else 1

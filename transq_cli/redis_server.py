@@ -81,7 +81,9 @@ class RedisServer:
             args += ["--maxmemory", self.maxmemory]
         if self.password:
             args += ["--requirepass", self.password]
-        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.process = subprocess.Popen(
+            args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        )
         client = redis.Redis.from_url(self.url, socket_timeout=1)
         deadline = time.monotonic() + 10
         while True:

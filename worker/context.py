@@ -52,6 +52,9 @@ class WorkerContext:
         return namespace_for(self.engine.identity)
 
     def load_model(self) -> None:
+        """Load the model and run one short batch, so the first job does not pay the warm-up."""
+        engine = self.engine
+        engine.translate_ids(engine.token_ids(["你好。"]))
         _ = self.namespace
 
     def start_heartbeat(self) -> None:

@@ -13,7 +13,6 @@ import json
 import logging
 import os
 import time
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -24,6 +23,7 @@ from transformers.utils import logging as transformers_logging
 
 from shared.memory import allowed_cpus, process_rss_bytes
 from shared.settings import Settings
+from worker.quantization import quantize_linear_int8
 
 log = logging.getLogger(__name__)
 # Worker logs are ours: no progress bars, and transformers speaks only on errors.
@@ -64,14 +64,8 @@ class TranslationEngine:
         model.eval()
         self.quantization = "none"
         if self.device.type == "cpu" and settings.quantize == "int8":
-            # In place, so each fp32 Linear is freed as its int8 copy replaces it.
-            with warnings.catch_warnings():
-                # torch.ao quantization is deprecated upstream yet is the fast CPU path today (see DESIGN.md).
-                warnings.simplefilter("ignore", UserWarning)
-                warnings.simplefilter("ignore", DeprecationWarning)
-                model = torch.ao.quantization.quantize_dynamic(
-                    model, {torch.nn.Linear}, dtype=torch.qint8, inplace=True
-                )
+            # Layer by layer, dropping each fp32 weight's pages: fp32 and int8 are never resident together.
+            quantize_linear_int8(model)
             self.quantization = "int8-dynamic"
         elif self.device.type == "cuda":
             self.quantization = str(dtype).replace("torch.", "")

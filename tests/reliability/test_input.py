@@ -13,7 +13,11 @@ def post_raw(stack, data: bytes, content_type="application/json"):
 
 
 def test_14_bad_requests_enqueue_nothing(stack):
-    before = (stack.r.llen(stack.settings.queue_name), stack.r.zcard("transq:pending"), len(stack.r.keys("transq:job:*")))
+    before = (
+        stack.r.llen(stack.settings.queue_name),
+        stack.r.zcard("transq:pending"),
+        len(stack.r.keys("transq:job:*")),
+    )
     cases = [
         (b"{oops", "application/json", 400),
         (json.dumps({"text": "好"}).encode(), "text/plain", 415),
@@ -25,7 +29,11 @@ def test_14_bad_requests_enqueue_nothing(stack):
         assert response.status_code == status
         assert set(response.json()["error"]) == {"code", "message"}
         assert "Traceback" not in response.text
-    after = (stack.r.llen(stack.settings.queue_name), stack.r.zcard("transq:pending"), len(stack.r.keys("transq:job:*")))
+    after = (
+        stack.r.llen(stack.settings.queue_name),
+        stack.r.zcard("transq:pending"),
+        len(stack.r.keys("transq:job:*")),
+    )
     assert after == before
 
 

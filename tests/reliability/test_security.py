@@ -29,7 +29,9 @@ def test_22_api_keys_401_and_never_logged(make_stack):
     assert requests.post(url, json=body, timeout=5).status_code == 401
     wrong = requests.post(url, json=body, headers={"Authorization": "Bearer nope"}, timeout=5)
     assert wrong.status_code == 401 and wrong.json()["error"]["code"] == "unauthorized"
-    assert requests.post(url, json=body, headers={"Authorization": "Bearer key-two-SECRET"}, timeout=5).status_code == 202
+    assert (
+        requests.post(url, json=body, headers={"Authorization": "Bearer key-two-SECRET"}, timeout=5).status_code == 202
+    )
     assert requests.post(url, json=body, headers={"X-API-Key": "key-one-SECRET"}, timeout=5).status_code in (200, 202)
     assert requests.get(s.api.url + "/healthz", timeout=5).status_code == 200  # probes need no key
     logs = s.api.log_path.read_text() + "".join(w.log_tail(100000) for w in s.workers)

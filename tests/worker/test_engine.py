@@ -41,3 +41,28 @@ def test_unloadable_model_is_a_clear_error(tmp_path):
 
     with pytest.raises(ModelLoadError, match="cannot load model"):
         TranslationEngine(Settings(model=str(tmp_path / "missing")))
+
+
+def test_int8_swap_releases_pages_without_changing_weights(model_dir):
+    """Dropping file pages must never zero a weight: they fault back in from the file."""
+    import torch
+    from transformers import AutoModelForSeq2SeqLM
+
+    from worker.quantization import FileMappings, quantize_linear_int8, release_file_pages
+
+    model = AutoModelForSeq2SeqLM.from_pretrained(str(model_dir))
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    reference = AutoModelForSeq2SeqLM.from_pretrained(str(model_dir))
+    reference.eval()
+    reference = torch.ao.quantization.quantize_dynamic(reference, {torch.nn.Linear}, dtype=torch.qint8)
+    assert quantize_linear_int8(model) > 0
+    for name, param in model.named_parameters():
+        assert torch.equal(param, before[name]), name
+    ids = torch.tensor([[5, 6, 7, 0]])
+    with torch.inference_mode():
+        assert torch.equal(
+            model.generate(input_ids=ids, max_new_tokens=5), reference.generate(input_ids=ids, max_new_tokens=5)
+        )
+    # Anonymous memory is never released (that would zero it).
+    anonymous = torch.ones(4096 * 4)
+    assert release_file_pages(anonymous, FileMappings()) == 0 and anonymous.sum() == 4096 * 4

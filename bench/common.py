@@ -1,0 +1,57 @@
+"""What the benchmarks share: the opus-mt-shaped model, the workload, peak RSS, percentiles, tables."""
+
+from __future__ import annotations
+
+import logging
+import statistics
+from pathlib import Path
+
+from shared.cache import normalise
+from shared.splitter import sentences, split_text
+
+CACHE_DIR = Path(__file__).resolve().parents[1] / ".bench-cache"
+log = logging.getLogger("bench")
+
+
+def opus_shaped_model(workload: list[str]) -> Path:
+    """A model of the exact opus-mt-zh-en shape with random weights, built once and cached."""
+    folder = CACHE_DIR / "opus-mt-zh-en-shape"
+    if not (folder / "config.json").exists():
+        from worker.test_model import make_test_model
+
+        log.info("building the opus-mt-zh-en-shaped model in %s (once)", folder)
+        make_test_model(folder, shape="opus", zh_lines=workload)
+    return folder
+
+
+def load_workload(path: str, count: int) -> list[str]:
+    """`count` distinct sentences from a text file, split as the service splits them."""
+    text = Path(path).read_text(encoding="utf-8")
+    found = list(dict.fromkeys(normalise(s) for s in sentences(split_text(text)) if len(s) >= 4))
+    if len(found) < count:
+        raise SystemExit(f"{path} has only {len(found)} distinct sentences; {count} are needed")
+    return found[:count]
+
+
+def peak_rss_mb(pid: int) -> float:
+    """The process's peak resident set (VmHWM), in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
+
+
+def table(headers: list[str], rows: list[list[object]]) -> str:
+    cells = [headers] + [[f"{c:.2f}" if isinstance(c, float) else str(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |" for r in cells]
+    lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    return "\n".join(lines)

@@ -1,0 +1,236 @@
+"""Throughput: end to end through gunicorn, Redis and one real worker, against the engine's ceiling
+and the single-sentence baseline, all measured in this run.
+
+    python -m bench.throughput WORKLOAD [--quick]      (WORKLOAD: e.g. ../shared/data/zh_sentences.txt)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import logging
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from pathlib import Path
+
+import requests
+
+from bench.common import load_workload, opus_shaped_model, peak_rss_mb, percentile, table
+from shared.settings import Settings
+from transq_cli.processes import ApiProcess, WorkerProcess
+from transq_cli.redis_server import RedisServer
+
+log = logging.getLogger("bench.throughput")
+
+
+def _seconds(stamp: str) -> float:
+    return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ").timestamp()
+
+
+def _wait_all(url: str, ids: list[str], timeout: float = 900) -> list[dict]:
+    """Wait for every job, polling lightly (the client shares the CPUs with the worker being measured)."""
+    session = requests.Session()
+    deadline = time.monotonic() + timeout
+    done: dict[str, dict] = {}
+    for job_id in ids:  # jobs finish roughly in order: wait on the first unfinished one
+        while True:
+            job = session.get(f"{url}/v1/jobs/{job_id}", timeout=30).json()
+            if job["status"] not in ("queued", "running"):
+                break
+            if time.monotonic() > deadline:
+                raise TimeoutError("jobs did not finish")
+            time.sleep(0.2)
+        if job["status"] != "succeeded":
+            raise RuntimeError(f"job {job_id} {job['status']}: {job.get('error')}")
+        done[job_id] = job
+    return [done[i] for i in ids]
+
+
+def _summary(jobs: list[dict], sentences: int) -> dict:
+    created = [_seconds(j["created_at"]) for j in jobs]
+    finished = [_seconds(j["finished_at"]) for j in jobs]
+    latencies = [f - c for c, f in zip(created, finished)]
+    return {
+        "rate": sentences / (max(finished) - min(created)),
+        "p50": percentile(latencies, 50),
+        "p95": percentile(latencies, 95),
+    }
+
+
+def end_to_end(model: Path, sentences: list[str], beams: int, tokens: int, workdir: Path) -> dict[str, dict]:
+    """64 one-sentence jobs at once, and one job of 64 sentences, through the real service."""
+    broker, cache = RedisServer().start(), RedisServer(policy="allkeys-lru").start()
+    settings = Settings(
+        redis_url=broker.url,
+        cache_url=cache.url,
+        model=str(model),
+        num_beams=beams,
+        max_new_tokens=tokens,
+        min_new_tokens=tokens,
+        rate_limit="",
+        log_level=os.environ.get("BENCH_LOG_LEVEL", "WARNING"),
+    )
+    api = ApiProcess(settings, workdir / f"api-b{beams}.log")
+    worker = WorkerProcess(settings, workdir / f"worker-b{beams}.log")
+    try:
+        api.start(workers=2, threads=8)
+        worker.start(wait_ready=True, timeout=300)
+        results: dict[str, dict] = {}
+        session = requests.Session()
+
+        import redis as redis_py
+
+        stats = redis_py.Redis.from_url(broker.url, decode_responses=True)
+
+        def batches() -> tuple[float, float]:
+            hist = stats.hgetall("transq:hist")
+            return float(hist.get("batch_size:+Inf", 0)), float(hist.get("batch_size:sum", 0))
+
+        def mean_batch(before: tuple[float, float]) -> float:
+            count, total = batches()
+            return (total - before[1]) / max(1.0, count - before[0])
+
+        redis_py.Redis.from_url(cache.url).flushall()
+        before = batches()
+        with ThreadPoolExecutor(16) as pool:
+            responses = list(
+                pool.map(lambda s: requests.post(f"{api.url}/v1/jobs", json={"text": s}, timeout=60).json(), sentences)
+            )
+        jobs = _wait_all(api.url, [r["id"] for r in responses])
+        results["64 one-sentence jobs"] = _summary(jobs, len(sentences))
+        results["64 one-sentence jobs"]["batch"] = mean_batch(before)
+
+        redis_py.Redis.from_url(cache.url).flushall()
+        before = batches()
+        job = session.post(f"{api.url}/v1/jobs", json={"texts": sentences}, timeout=60).json()
+        results["one job of 64 sentences"] = _summary(_wait_all(api.url, [job["id"]]), len(sentences))
+        results["one job of 64 sentences"]["batch"] = mean_batch(before)
+        rss = peak_rss_mb(worker.child_pids()[0])
+        for r in results.values():
+            r["rss"] = rss
+        return results
+    finally:
+        worker.stop()
+        api.stop()
+        broker.stop()
+        cache.stop()
+
+
+def engine_run(model: Path, sentences_file: Path, beams: int, tokens: int, mode: str) -> dict:
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.engine_run",
+            str(model),
+            str(sentences_file),
+            "--beams",
+            str(beams),
+            "--tokens",
+            str(tokens),
+            "--mode",
+            mode,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stdout)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("workload", help="text file of Chinese sentences, e.g. ../shared/data/zh_sentences.txt")
+    parser.add_argument("--quick", action="store_true", help="beam 1 only (about five minutes at most)")
+    parser.add_argument("--tokens", type=int, default=32, help="every output is forced to this many tokens")
+    parser.add_argument("--single", type=int, default=16, help="sentences for the single-sentence baseline")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+
+    sentences = load_workload(args.workload, 64)
+    model = opus_shaped_model(sentences)
+    beams_list = [1] if args.quick else [1, 4]
+    rows, ratios = [], {}
+    with tempfile.TemporaryDirectory(prefix="transq-bench-") as tmp:
+        workdir = Path(tmp)
+        sentences_file = workdir / "sentences.json"
+        sentences_file.write_text(json.dumps(sentences, ensure_ascii=False), encoding="utf-8")
+        single_file = workdir / "single.json"
+        single_file.write_text(json.dumps(sentences[: args.single], ensure_ascii=False), encoding="utf-8")
+        for beams in beams_list:
+            log.info("beam %d: engine ceiling", beams)
+            ceiling = engine_run(model, sentences_file, beams, args.tokens, "ceiling")
+            log.info("beam %d: single-sentence baseline", beams)
+            single = engine_run(model, single_file, beams, args.tokens, "single")
+            log.info("beam %d: end to end", beams)
+            e2e = end_to_end(model, sentences, beams, args.tokens, workdir)
+            c_rate, s_rate = ceiling["best"]["rate"], single["best"]["rate"]
+            s_lat = single["best"]["latencies"]
+            for shape, r in e2e.items():
+                rows.append(
+                    [
+                        f"end to end: {shape}",
+                        beams,
+                        r["rate"],
+                        r["batch"],
+                        r["p50"],
+                        r["p95"],
+                        r["rss"],
+                        r["rate"] / c_rate,
+                        r["rate"] / s_rate,
+                    ]
+                )
+            rows.append(
+                [
+                    "engine ceiling (int8)",
+                    beams,
+                    c_rate,
+                    float(ceiling["best"]["batch"]),
+                    "-",
+                    "-",
+                    ceiling["peak_rss_mb"],
+                    1.0,
+                    c_rate / s_rate,
+                ]
+            )
+            rows.append(
+                [
+                    "single-sentence baseline (fp32)",
+                    beams,
+                    s_rate,
+                    1.0,
+                    percentile(s_lat, 50),
+                    percentile(s_lat, 95),
+                    single["peak_rss_mb"],
+                    s_rate / c_rate,
+                    1.0,
+                ]
+            )
+            ratios[beams] = (
+                min(r["rate"] for r in e2e.values()) / c_rate,
+                min(r["rate"] for r in e2e.values()) / s_rate,
+            )
+    print(f"\nopus-mt-zh-en shape, outputs forced to {args.tokens} tokens, {len(sentences)} sentences\n")
+    headers = [
+        "scenario",
+        "beam",
+        "sentences/s",
+        "mean batch",
+        "p50 s",
+        "p95 s",
+        "peak RSS MiB",
+        "÷ ceiling",
+        "÷ single",
+    ]
+    print(table(headers, rows))
+    vs_ceiling, vs_single = ratios[1]
+    print(f"\nratio_vs_ceiling={vs_ceiling:.2f} ratio_vs_single={vs_single:.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,179 @@
+"""Real service processes, as production runs them: a Celery worker and gunicorn serving the API.
+
+Used by `transq dev`, the tests and the benchmarks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+import redis
+import requests
+
+from shared.keys import Keys
+from shared.settings import Settings
+from transq_cli.redis_server import free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _env(settings: Settings) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRANSQ_")}
+    env.update(settings.as_env())
+    env["PYTHONPATH"] = str(ROOT)
+    env["PYTHONUNBUFFERED"] = "1"
+    env["TOKENIZERS_PARALLELISM"] = "false"
+    return env
+
+
+class WorkerProcess:
+    """`celery -A worker.celery_app worker --concurrency 1`, as production runs it."""
+
+    def __init__(self, settings: Settings, log_path: Path | None = None, name: str = "w1"):
+        self.settings = settings
+        self.log_path = log_path
+        self.name = name
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, wait_ready: bool = True, timeout: float = 90) -> WorkerProcess:
+        log = open(self.log_path, "ab") if self.log_path else None
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "worker.celery_app",
+                "worker",
+                "--concurrency",
+                "1",
+                "--loglevel",
+                "INFO",
+                "-n",
+                f"{self.name}@%h",
+                "--without-gossip",
+                "--without-mingle",
+            ],
+            env=_env(self.settings),
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT if log else None,
+            start_new_session=True,
+        )
+        if wait_ready:
+            self.wait_ready(timeout)
+        return self
+
+    def ready_workers(self) -> list[dict[str, Any]]:
+        client = redis.Redis.from_url(self.settings.redis_url, decode_responses=True)
+        keys = Keys(self.settings.key_prefix)
+        now = time.time()
+        ids = client.zrangebyscore(keys.workers, now - self.settings.heartbeat_seconds * 3, "+inf")
+        infos = [client.get(keys.worker(i)) for i in ids]
+        return [json.loads(i) for i in infos if i]
+
+    def wait_ready(self, timeout: float = 90) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process is not None and self.process.poll() is not None:
+                raise RuntimeError(f"worker exited with {self.process.returncode}: {self.log_tail()}")
+            if any(w.get("pid") in self.child_pids() for w in self.ready_workers()):
+                return
+            time.sleep(0.1)
+        raise TimeoutError(f"worker not ready: {self.log_tail()}")
+
+    def child_pids(self) -> list[int]:
+        """Pool processes of this worker, read from the parent's children (not by name)."""
+        if self.process is None or self.process.poll() is not None:
+            return []
+        try:
+            return [c.pid for c in psutil.Process(self.process.pid).children()]
+        except psutil.NoSuchProcess:
+            return []
+
+    def log_tail(self, chars: int = 3000) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-chars:] if self.log_path else ""
+        except OSError:
+            return ""
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.send_signal(sig)
+        try:
+            self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill_all()
+
+    def kill_all(self) -> None:
+        """SIGKILL the parent and its pool processes."""
+        if self.process is None:
+            return
+        for pid in self.child_pids() + [self.process.pid]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.process.wait(timeout=10)
+
+
+class ApiProcess:
+    """`gunicorn "api:create_app()"` on a free loopback port."""
+
+    def __init__(self, settings: Settings, log_path: Path | None = None, port: int | None = None):
+        self.settings = settings
+        self.log_path = log_path
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, workers: int = 2, threads: int = 4) -> ApiProcess:
+        log = open(self.log_path, "ab") if self.log_path else None
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "--bind",
+                f"127.0.0.1:{self.port}",
+                "--workers",
+                str(workers),
+                "--threads",
+                str(threads),
+                "--worker-class",
+                "gthread",
+                "api:create_app()",
+            ],
+            env=_env(self.settings),
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT if log else None,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if requests.get(self.url + "/healthz", timeout=1).status_code == 200:
+                    return self
+            except requests.RequestException:
+                time.sleep(0.1)
+        tail = self.log_path.read_text(errors="replace")[-2000:] if self.log_path else ""
+        raise TimeoutError(f"API did not start on port {self.port}: {tail}")
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()

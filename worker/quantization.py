@@ -1,0 +1,83 @@
+"""Dynamic int8 quantization that keeps peak memory low.
+
+`from_pretrained` memory-maps the safetensors file, so the fp32 weights are file
+pages. Each Linear layer is swapped for its int8 version one at a time and the
+file pages behind its fp32 weight are dropped (madvise MADV_DONTNEED) at once,
+so the full fp32 model and its int8 copy are never resident together. Only pages
+of file-backed mappings are ever dropped: they fault back in from the file if
+read again, whereas dropping anonymous memory would zero it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import mmap
+import warnings
+from bisect import bisect_right
+
+import torch
+
+log = logging.getLogger(__name__)
+_MADV_DONTNEED = 4
+
+
+class FileMappings:
+    """The file-backed address ranges of this process, from /proc/self/maps."""
+
+    def __init__(self) -> None:
+        self.ranges: list[tuple[int, int]] = []
+        try:
+            with open("/proc/self/maps") as maps:
+                for line in maps:
+                    fields = line.split(maxsplit=5)
+                    path = fields[5].strip() if len(fields) == 6 else ""
+                    if path.startswith("/") and not path.endswith("(deleted)"):
+                        start, end = (int(x, 16) for x in fields[0].split("-"))
+                        self.ranges.append((start, end))
+        except OSError:
+            pass
+        self.ranges.sort()
+        self._starts = [r[0] for r in self.ranges]
+
+    def contains(self, start: int, end: int) -> bool:
+        i = bisect_right(self._starts, start) - 1
+        return i >= 0 and self.ranges[i][0] <= start and end <= self.ranges[i][1]
+
+
+def release_file_pages(tensor: torch.Tensor, mappings: FileMappings) -> int:
+    """Drop the resident file pages behind `tensor`'s storage; returns bytes released (0 if not file-backed)."""
+    storage = tensor.untyped_storage()
+    start, size = storage.data_ptr(), storage.nbytes()
+    if tensor.device.type != "cpu" or size == 0 or not mappings.contains(start, start + size):
+        return 0
+    page = mmap.PAGESIZE
+    first, last = -(-start // page) * page, (start + size) // page * page
+    if last <= first:
+        return 0
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    return (last - first) if libc.madvise(first, last - first, _MADV_DONTNEED) == 0 else 0
+
+
+def quantize_linear_int8(model: torch.nn.Module) -> int:
+    """Replace every nn.Linear by a dynamic int8 Linear, in place; returns the number replaced."""
+    from torch.ao.nn.quantized.dynamic import Linear as DynamicQuantizedLinear
+
+    qconfig = torch.ao.quantization.default_dynamic_qconfig
+    mappings = FileMappings()
+    replaced = released = 0
+    with warnings.catch_warnings():
+        # torch.ao quantization is deprecated upstream yet is the fast CPU path today (see DESIGN.md).
+        warnings.simplefilter("ignore")
+        for parent in list(model.modules()):
+            for name, child in list(parent.named_children()):
+                if type(child) is torch.nn.Linear:
+                    child.qconfig = qconfig
+                    setattr(parent, name, DynamicQuantizedLinear.from_float(child))
+                    released += release_file_pages(child.weight, mappings)
+                    replaced += 1
+    for tensor in list(model.parameters()) + list(model.buffers()):
+        released += release_file_pages(tensor, mappings)
+    log.debug("quantized %d Linear layers; released %.0f MiB of file pages", replaced, released / 2**20)
+    return replaced
