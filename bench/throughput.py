@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import logging
+import os
 import subprocess
 import sys
 import tempfile
