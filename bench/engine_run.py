@@ -21,7 +21,7 @@ def main() -> None:
     parser.add_argument("--beams", type=int, default=1)
     parser.add_argument("--tokens", type=int, default=32)
     parser.add_argument("--mode", choices=["ceiling", "single"], required=True)
-    parser.add_argument("--batch-sizes", default="16,32,64")
+    parser.add_argument("--batch-sizes", default="", help="sentences per batch to try (default: by beam size)")
     args = parser.parse_args()
 
     from shared.settings import Settings
@@ -52,13 +52,16 @@ def main() -> None:
         results.append({"batch": 1, "rate": len(ids) / elapsed, "latencies": latencies})
     else:
         lengths = [len(i) for i in ids]
-        for size in [int(s) for s in args.batch_sizes.split(",")]:
+        sizes = args.batch_sizes or ("16,32,64" if args.beams == 1 else "4,8,16")
+        for size in [int(s) for s in sizes.split(",")]:
             batches = plan_batches(lengths, 1 << 30, size)
-            started = time.perf_counter()
-            for batch in batches:
-                engine.translate_ids([ids[i] for i in batch])
-            elapsed = time.perf_counter() - started
-            results.append({"batch": size, "rate": len(ids) / elapsed, "latencies": [elapsed]})
+            best_elapsed = float("inf")
+            for _ in range(2):  # the better of two passes: the ceiling is what the engine can do
+                started = time.perf_counter()
+                for batch in batches:
+                    engine.translate_ids([ids[i] for i in batch])
+                best_elapsed = min(best_elapsed, time.perf_counter() - started)
+            results.append({"batch": size, "rate": len(ids) / best_elapsed, "latencies": [best_elapsed]})
     best = max(results, key=lambda r: r["rate"])
     json.dump(
         {

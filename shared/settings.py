@@ -51,8 +51,10 @@ class Settings:
     max_input_tokens: int = setting(
         256, "Longest sentence in tokens given to the model at once; longer ones are split, never truncated."
     )
-    max_batch_tokens: int = setting(4096, "Token budget of one model batch (padded source length x sentences).")
-    max_batch_sentences: int = setting(32, "Most sentences in one model batch.")
+    max_batch_tokens: int = setting(4096, "Token budget of one model batch: padded source length x sentences x beams.")
+    max_batch_sentences: int = setting(
+        32, "Most rows in one model batch, a row being one beam of one sentence (32: 32 sentences greedy, 8 at beam 4)."
+    )
     max_round_sentences: int = setting(
         512, "Most sentences one worker task takes from waiting jobs to translate together."
     )

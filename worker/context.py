@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import secrets
 import socket
 import threading
 from functools import cached_property
@@ -18,6 +19,7 @@ from shared.stats import Stats
 from shared.workers import WorkerRegistry
 
 log = logging.getLogger(__name__)
+WORKER_ID_FILE = os.environ.get("TRANSQ_WORKER_ID_FILE", "/tmp/transq-worker-id")
 
 
 class WorkerContext:
@@ -31,7 +33,8 @@ class WorkerContext:
         self.cache = SentenceCache(cache_redis(settings), self.keys, settings.cache_ttl)
         self.stats = Stats(self.redis, self.keys)
         self.registry = WorkerRegistry(self.redis, self.keys, ttl_seconds=settings.heartbeat_seconds * 3)
-        self.worker_id = f"{socket.gethostname()}:{os.getpid()}"
+        # Host and pid alone can repeat (containers on the host network share a hostname and may share pids).
+        self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
         self._heartbeat_stop = threading.Event()
 
     @cached_property
@@ -63,6 +66,11 @@ class WorkerContext:
 
         info = describe(self.engine)
         info["pid"] = os.getpid()
+        try:  # for the container healthcheck: which heartbeat is this container's
+            with open(WORKER_ID_FILE, "w") as handle:
+                handle.write(self.worker_id)
+        except OSError as exc:
+            log.warning("cannot write %s: %s", WORKER_ID_FILE, exc)
 
         def beat() -> None:
             while True:

@@ -242,7 +242,11 @@ def _translate_misses(ctx: WorkerContext, active: dict[str, JobWork]) -> None:
         units += [(s_index, c_index, chunk) for c_index, chunk in enumerate(chunks)]
     lengths = [len(u[2]) for u in units]
     outputs: dict[int, list[str | None]] = {i: [None] * n for i, n in enumerate(pieces_per_sentence)}
-    batches = plan_batches(lengths, settings.max_batch_tokens, settings.max_batch_sentences)
+    # Budgets count rows: each sentence occupies `num_beams` rows of the model's batch.
+    beams = engine.num_beams
+    batches = plan_batches(
+        lengths, max(1, settings.max_batch_tokens // beams), max(1, settings.max_batch_sentences // beams)
+    )
     for batch in batches:
         _drop_cancelled(ctx, active)
         batch = [u for u in batch if any(jid in active for jid, _ in needed[misses[units[u][0]]])]
