@@ -45,21 +45,30 @@ def _job(description: str, location: bool = False) -> dict[str, Any]:
 
 def spec() -> dict[str, Any]:
     settings = services().settings
-    text_list = {
-        "type": "array",
-        "minItems": 1,
-        "maxItems": settings.max_texts,
-        "items": {"type": "string", "minLength": 1},
+    text = {"type": "string", "minLength": 1, "maxLength": settings.max_chars, "pattern": "\\S"}
+    languages = {
+        "source_lang": {"type": "string", "enum": [settings.source_lang]},
+        "target_lang": {"type": "string", "enum": [settings.target_lang]},
     }
+    # Exactly one of `texts` and `text`: oneOf fails when both are present.
     submit_body = {
-        "type": "object",
-        "description": "Exactly one of `text` or `texts`.",
-        "properties": {
-            "texts": text_list,
-            "text": {"type": "string", "minLength": 1},
-            "source_lang": {"type": "string", "example": settings.source_lang},
-            "target_lang": {"type": "string", "example": settings.target_lang},
-        },
+        "oneOf": [
+            {
+                "type": "object",
+                "required": ["texts"],
+                "not": {"required": ["text"]},
+                "properties": {
+                    "texts": {"type": "array", "minItems": 1, "maxItems": settings.max_texts, "items": text},
+                    **languages,
+                },
+            },
+            {
+                "type": "object",
+                "required": ["text"],
+                "not": {"required": ["texts"]},
+                "properties": {"text": text, **languages},
+            },
+        ],
     }
     errors_for_submit = {k: _ERRORS[k] for k in ("400", "401", "413", "415", "422", "429", "503")}
     json_body = lambda schema: {"required": True, "content": {"application/json": {"schema": schema}}}  # noqa: E731
@@ -204,7 +213,7 @@ def spec() -> dict[str, Any]:
                         {
                             "type": "object",
                             "required": ["text"],
-                            "properties": {"text": {"type": "string", "minLength": 1}},
+                            "properties": {"text": text},
                         }
                     ),
                     "responses": {

@@ -55,7 +55,7 @@ def translate():  # type: ignore[no-untyped-def]
 def legacy_translate():  # type: ignore[no-untyped-def]
     """The single-process services' call: {"text"} -> {"translation", "timestamp"}."""
     body = read_json_object(request)
-    req = parse_translation_request({"text": body.get("text")} if "text" in body else body, services().settings)
+    req = parse_translation_request({"text": body.get("text")}, services().settings)
     job, _ = submit(services(), req, None, client_id())
     job = wait_for(job, services().settings.wait_timeout)
     if job.status == SUCCEEDED:

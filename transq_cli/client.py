@@ -14,7 +14,7 @@ class TransqError(RuntimeError):
     """The API answered with an error body."""
 
     def __init__(self, status: int, code: str, message: str):
-        super().__init__(f"{code}: {message} (HTTP {status})")
+        super().__init__(f"{code}: {message}" + (f" (HTTP {status})" if status else ""))
         self.status = status
         self.code = code
         self.message = message
@@ -33,7 +33,12 @@ class TransqClient:
             self.session.headers["Authorization"] = f"Bearer {api_key}"
 
     def _call(self, method: str, path: str, **kwargs: Any) -> tuple[int, Any]:
-        response = self.session.request(method, self.url + path, timeout=self.timeout, **kwargs)
+        try:
+            response = self.session.request(method, self.url + path, timeout=self.timeout, **kwargs)
+        except requests.ConnectionError:
+            raise TransqError(0, "unreachable", f"cannot reach the transq API at {self.url}") from None
+        except requests.Timeout:
+            raise TransqError(0, "timeout", f"the transq API at {self.url} did not answer in time") from None
         try:
             body = response.json()
         except ValueError:

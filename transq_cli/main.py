@@ -41,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
 
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    logging.getLogger("urllib3").setLevel(logging.ERROR)
     if args.command == "make-test-model":
         from worker.test_model import make_test_model
 
