@@ -41,7 +41,7 @@ class Stack:
         self.tmp = tmp
         self.workers: list[WorkerProcess] = []
         self.api: ApiProcess | None = None
-        self.redis = RedisServer(**{k: overrides.pop(k) for k in ("appendonly",) if k in overrides})
+        self.redis = RedisServer(**{k: overrides.pop(k) for k in ("appendonly", "password") if k in overrides})
         self.settings = stack_settings(self.redis.url, model_dir, **overrides)
         self.want_worker = worker
 

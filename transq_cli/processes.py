@@ -25,6 +25,14 @@ from transq_cli.redis_server import free_port
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _spawn(args: list[str], env: dict[str, str], log_path: Path | None) -> subprocess.Popen[bytes]:
+    """Start a service process in its own session (a terminal's Ctrl-C reaches only its owner)."""
+    log = open(log_path, "ab") if log_path else None
+    return subprocess.Popen(
+        args, env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT if log else None, start_new_session=True
+    )
+
+
 def _env(settings: Settings) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRANSQ_")}
     env.update(settings.as_env())
@@ -44,30 +52,23 @@ class WorkerProcess:
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, wait_ready: bool = True, timeout: float = 90) -> WorkerProcess:
-        log = open(self.log_path, "ab") if self.log_path else None
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "worker.celery_app",
-                "worker",
-                "--concurrency",
-                "1",
-                "--loglevel",
-                "INFO",
-                "-n",
-                f"{self.name}@%h",
-                "--without-gossip",
-                "--without-mingle",
-            ],
-            env=_env(self.settings),
-            cwd=ROOT,
-            stdout=log,
-            stderr=subprocess.STDOUT if log else None,
-            start_new_session=True,
-        )
+        args = [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "worker.celery_app",
+            "worker",
+            "--concurrency",
+            "1",
+            "--loglevel",
+            "INFO",
+            "-n",
+            f"{self.name}@%h",
+            "--without-gossip",
+            "--without-mingle",
+        ]
+        self.process = _spawn(args, _env(self.settings), self.log_path)
         if wait_ready:
             self.wait_ready(timeout)
         return self
@@ -129,36 +130,38 @@ class WorkerProcess:
 class ApiProcess:
     """`gunicorn "api:create_app()"` on a free loopback port."""
 
-    def __init__(self, settings: Settings, log_path: Path | None = None, port: int | None = None):
+    def __init__(
+        self,
+        settings: Settings,
+        log_path: Path | None = None,
+        port: int | None = None,
+        app: str = "api:create_app()",
+        extra_env: dict[str, str] | None = None,
+    ):
         self.settings = settings
+        self.app = app
+        self.extra_env = extra_env or {}
         self.log_path = log_path
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, workers: int = 2, threads: int = 4) -> ApiProcess:
-        log = open(self.log_path, "ab") if self.log_path else None
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "gunicorn",
-                "--bind",
-                f"127.0.0.1:{self.port}",
-                "--workers",
-                str(workers),
-                "--threads",
-                str(threads),
-                "--worker-class",
-                "gthread",
-                "api:create_app()",
-            ],
-            env=_env(self.settings),
-            cwd=ROOT,
-            stdout=log,
-            stderr=subprocess.STDOUT if log else None,
-            start_new_session=True,
-        )
+        args = [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "--bind",
+            f"127.0.0.1:{self.port}",
+            "--workers",
+            str(workers),
+            "--threads",
+            str(threads),
+            "--worker-class",
+            "gthread",
+            self.app,
+        ]
+        self.process = _spawn(args, {**_env(self.settings), **self.extra_env}, self.log_path)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:

@@ -9,6 +9,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
+import redis
 from celery import Task
 from celery.exceptions import TimeLimitExceeded
 from celery.signals import worker_init, worker_process_init, worker_process_shutdown
@@ -66,6 +67,14 @@ def translate_job(self: TranslateTask, job_id: Any) -> None:
     token = current_job_id.set(job_id)
     try:
         result = run_round(self.context, job_id)
+    except redis.RedisError as exc:
+        # The broker went away outside a store call that waits it out: try the job again later.
+        log.warning("broker Redis unavailable (%s); job %s goes back to the queue", exc, job_id)
+        raise self.retry(countdown=2, exc=exc) from None
+    except Exception:
+        log.exception("job %s failed unexpectedly", job_id)
+        self.context.store.fail(job_id, "internal_error", "the worker could not translate this job")
+        return
     finally:
         current_job_id.reset(token)
     if result.retry_after:

@@ -118,6 +118,16 @@ class TranslationEngine:
         step = self.max_input_tokens
         return [ids[i : i + step] for i in range(0, max(len(ids), 1), step)]
 
+    def batch_budget(self) -> tuple[int, int]:
+        """Most sentences and padded source tokens per batch: the settings' rows divided by the beams
+        (each sentence fills `num_beams` rows), four times larger on a GPU."""
+        scale = 4 if self.device.type == "cuda" else 1
+        beams = self.num_beams
+        return (
+            max(1, self.settings.max_batch_sentences * scale // beams),
+            max(1, self.settings.max_batch_tokens * scale // beams),
+        )
+
     def estimate_batch_bytes(self, batch_size: int, source_tokens: int) -> int:
         """An upper bound on the extra memory generating this batch needs."""
         s, rows, elem = self.shape, batch_size * self.num_beams, 4

@@ -1,6 +1,6 @@
 """Container healthcheck: healthy only once this container's worker has its model loaded.
 
-    python -m worker.healthcheck     (exit 0: heartbeat fresh; 1: not ready)
+python -m worker.healthcheck     (exit 0: heartbeat fresh; 1: not ready)
 """
 
 from __future__ import annotations

@@ -173,6 +173,8 @@ def _load(ctx: WorkerContext, job_ids: list[str]) -> list[JobWork]:
         if not data.get("status"):
             continue
         job = Job.from_hash(data)
+        if job.attempts == 1:
+            ctx.stats.observe("queue_wait_seconds", max(0.0, time.time() - job.submitted))
         segments = [split_text(text, ctx.settings.max_sentence_chars) for text in job.texts]
         flat = [normalise(s) for segs in segments for s in sentences(segs)]
         works.append(JobWork(job, segments, flat, [None] * len(flat)))
@@ -242,11 +244,8 @@ def _translate_misses(ctx: WorkerContext, active: dict[str, JobWork]) -> None:
         units += [(s_index, c_index, chunk) for c_index, chunk in enumerate(chunks)]
     lengths = [len(u[2]) for u in units]
     outputs: dict[int, list[str | None]] = {i: [None] * n for i, n in enumerate(pieces_per_sentence)}
-    # Budgets count rows: each sentence occupies `num_beams` rows of the model's batch.
-    beams = engine.num_beams
-    batches = plan_batches(
-        lengths, max(1, settings.max_batch_tokens // beams), max(1, settings.max_batch_sentences // beams)
-    )
+    rows, tokens = engine.batch_budget()
+    batches = plan_batches(lengths, tokens, rows)
     for batch in batches:
         _drop_cancelled(ctx, active)
         batch = [u for u in batch if any(jid in active for jid, _ in needed[misses[units[u][0]]])]

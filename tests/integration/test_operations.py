@@ -24,8 +24,15 @@ def metrics(stack) -> dict[str, float]:
 
 def test_metrics_parse_and_move(stack):
     before = metrics(stack)
-    for name in ("transq_jobs_submitted_total", "transq_queue_depth", "transq_workers_ready",
-                 "transq_job_latency_seconds_count", "transq_batch_size_count", "transq_cache_hits_total"):
+    for name in (
+        "transq_jobs_submitted_total",
+        "transq_queue_depth",
+        "transq_workers_ready",
+        "transq_job_latency_seconds_count",
+        "transq_batch_size_count",
+        "transq_cache_hits_total",
+        "transq_queue_wait_seconds_count",
+    ):
         assert name in before
     job = stack.client.wait(stack.client.submit(["指标会动。", "指标会动。"])["id"])
     assert job["status"] == "succeeded"
@@ -36,12 +43,14 @@ def test_metrics_parse_and_move(stack):
     assert after["transq_sentences_translated_total"] > before["transq_sentences_translated_total"]
     assert after["transq_api_cache_hits_total"] > before["transq_api_cache_hits_total"]
     assert after["transq_batch_size_count"] > before["transq_batch_size_count"]
+    assert after["transq_queue_wait_seconds_count"] > before["transq_queue_wait_seconds_count"]
     assert after["transq_workers_ready"] >= 1
 
 
 def run_cli(*args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "transq_cli.main", *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "transq_cli.main", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def test_cli_translates_a_200_paragraph_file_keeping_paragraphs(stack, tmp_path):

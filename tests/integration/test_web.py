@@ -14,15 +14,25 @@ CHROMEDRIVER = shutil.which("chromedriver")
 @pytest.fixture
 def browser():
     if not CHROMIUM or not CHROMEDRIVER:
-        pytest.skip("Debian's chromium and chromium-driver are not installed (apt-get install chromium chromium-driver)")
+        pytest.skip(
+            "Debian's chromium and chromium-driver are not installed (apt-get install chromium chromium-driver)"
+        )
     webdriver = pytest.importorskip("selenium.webdriver")
     from selenium.webdriver.chrome.service import Service
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     profile = tempfile.mkdtemp(prefix="transq-chromium-")
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--no-first-run", "--disable-sync", f"--user-data-dir={profile}"):
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--no-first-run",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+    ):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
     yield driver

@@ -80,3 +80,14 @@ def test_api_handles_concurrent_submissions(stack):
     for t in threads:
         t.join()
     assert set(results) <= {200, 202} and len(results) == 20
+
+
+def test_redis_urls_with_passwords_work_and_are_never_logged(make_stack):
+    s = make_stack(password="pw-Sup3rSecret")
+    assert "pw-Sup3rSecret" in s.settings.redis_url
+    job = s.client.wait(s.client.submit(["有密码的Redis。"])["id"], timeout=60)
+    assert job["status"] == "succeeded"
+    assert requests.get(s.api.url + "/readyz", timeout=5).status_code == 200
+    logs = s.api.log_path.read_text() + "".join(w.log_tail(100000) for w in s.workers)
+    assert "Sup3rSecret" not in logs
+    assert "***@127.0.0.1" in logs  # the URL is logged, redacted

@@ -1,0 +1,124 @@
+"""The cached submission path under load, against a bare Flask + redis-py MGET endpoint, in one run.
+
+    python -m bench.cache [--connections 16] [--seconds 10]      (needs wrk: apt-get install wrk)
+
+Both are served by gunicorn with the same workers and threads; wrk drives them from this machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import redis
+import requests
+
+from bench.common import table
+from shared.cache import SentenceCache
+from shared.keys import Keys
+from shared.redis_client import cache_redis
+from shared.settings import Settings
+from shared.workers import WorkerRegistry
+from transq_cli.processes import ApiProcess
+from transq_cli.redis_server import RedisServer
+
+log = logging.getLogger("bench.cache")
+SENTENCES = ["今天天气很好。", "明天可能会下雨，记得带伞。", "谢谢你的帮助！"]
+NAMESPACE = "bench-namespace"
+
+
+def wrk(url: str, body: str, connections: int, seconds: int, workdir: Path) -> dict:
+    script = workdir / "post.lua"
+    script.write_text(
+        f'wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = {json.dumps(body)}\n'
+    )
+    out = subprocess.run(
+        ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", str(script), url],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    percentiles = {}
+    for q in ("50", "99"):
+        value, unit = re.search(rf"\s{q}(?:\.000)?%\s+([\d.]+)(us|ms|s)", out).groups()
+        percentiles[q] = float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+    non_2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
+    return {
+        "rate": rate,
+        "p50": percentiles["50"],
+        "p99": percentiles["99"],
+        "errors": int(non_2xx.group(1)) if non_2xx else 0,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn processes for both servers")
+    parser.add_argument("--threads", type=int, default=8, help="gunicorn threads per process for both servers")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    if not shutil.which("wrk"):
+        raise SystemExit("bench.cache needs wrk (apt-get install wrk)")
+
+    with (
+        tempfile.TemporaryDirectory(prefix="transq-bench-cache-") as tmp,
+        RedisServer() as broker,
+        RedisServer(policy="allkeys-lru") as cache,
+    ):
+        workdir = Path(tmp)
+        settings = Settings(
+            redis_url=broker.url, cache_url=cache.url, rate_limit="", log_level="WARNING", model="bench-model"
+        )
+        # A warm cache, as a worker leaves it: entries under its namespace, the namespace published.
+        SentenceCache(cache_redis(settings), Keys(), settings.cache_ttl).put_many(
+            NAMESPACE, {s: f"translation of {s}" for s in SENTENCES}
+        )
+        broker_client = redis.Redis.from_url(broker.url, decode_responses=True)
+        WorkerRegistry(broker_client, Keys(), ttl_seconds=3600).beat("bench", {}, settings.model, NAMESPACE)
+        api = ApiProcess(settings, workdir / "api.log").start(workers=args.workers, threads=args.threads)
+        bare = ApiProcess(
+            settings,
+            workdir / "bare.log",
+            app="bench.bare_app:create_app()",
+            extra_env={"BARE_CACHE_URL": cache.url, "BARE_NAMESPACE": NAMESPACE},
+        )
+        bare.start(workers=args.workers, threads=args.threads)
+        try:
+            check = requests.post(f"{api.url}/v1/jobs", json={"texts": SENTENCES}, timeout=5)
+            assert check.status_code == 200 and check.json()["cached_sentences"] == 3, check.text
+            body = json.dumps({"texts": SENTENCES}, ensure_ascii=False)
+            rows = []
+            results = {}
+            for name, url in (
+                ("bare Flask + redis-py MGET", f"{bare.url}/bare"),
+                ("transq POST /v1/jobs (all cached)", f"{api.url}/v1/jobs"),
+            ):
+                wrk(url, body, args.connections, 2, workdir)  # warm-up
+                results[name] = wrk(url, body, args.connections, args.seconds, workdir)
+            floor = results["bare Flask + redis-py MGET"]["rate"]
+            for name, r in results.items():
+                rows.append([name, r["rate"], r["p50"], r["p99"], r["errors"], r["rate"] / floor])
+            jobs_stored = len(broker_client.keys("transq:job:*"))
+        finally:
+            bare.stop()
+            api.stop()
+    print(
+        f"\n{args.connections} connections, {args.seconds} s each, gunicorn {args.workers} x {args.threads} "
+        f"threads, 3 sentences per request\n"
+    )
+    print(table(["endpoint", "requests/s", "p50 ms", "p99 ms", "non-2xx", "÷ bare"], rows))
+    transq = results["transq POST /v1/jobs (all cached)"]
+    print(f"\nratio_vs_bare={transq['rate'] / floor:.2f} p99_ms={transq['p99']:.1f} jobs_stored={jobs_stored}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+"""Worker memory by model quantization and beam size: resident idle, peak at the largest default batch,
+and the container limit to give it. The fp32 worker is the baseline, measured in the same run.
+
+    python -m bench.memory WORKLOAD
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+import requests
+
+from bench.common import load_workload, opus_shaped_model, peak_rss_mb, table
+from shared.settings import Settings
+from transq_cli.processes import ApiProcess, WorkerProcess
+from transq_cli.redis_server import RedisServer
+
+log = logging.getLogger("bench.memory")
+
+
+def measure(model: Path, sentences: list[str], quantize: str, beams: int, tokens: int, workdir: Path) -> tuple:
+    with RedisServer() as server:
+        settings = Settings(
+            redis_url=server.url,
+            model=str(model),
+            quantize=quantize,
+            num_beams=beams,
+            max_new_tokens=tokens,
+            min_new_tokens=tokens,
+            rate_limit="",
+            log_level="WARNING",
+        )
+        api = ApiProcess(settings, workdir / "api.log").start(workers=1, threads=2)
+        worker = WorkerProcess(settings, workdir / f"worker-{quantize}-{beams}.log").start(timeout=300)
+        try:
+            child = worker.child_pids()[0]
+            idle = psutil.Process(child).memory_info().rss / 2**20
+            job = requests.post(f"{api.url}/v1/jobs", json={"texts": sentences}, timeout=30).json()
+            while requests.get(f"{api.url}/v1/jobs/{job['id']}", timeout=30).json()["status"] in ("queued", "running"):
+                time.sleep(0.2)
+            return idle, peak_rss_mb(child)
+        finally:
+            worker.stop()
+            api.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("workload")
+    parser.add_argument("--tokens", type=int, default=32)
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    sentences = load_workload(args.workload, 64)
+    model = opus_shaped_model(sentences)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for quantize in ("none", "int8"):
+            for beams in (1, 4):
+                log.info("quantize=%s beams=%d", quantize, beams)
+                idle, peak = measure(model, sentences, quantize, beams, args.tokens, Path(tmp))
+                # The peak, plus the memory guard's 128 MiB headroom, plus a quarter, in 128 MiB steps.
+                limit = math.ceil((peak + 128) * 1.25 / 128) * 128
+                rows.append([f"opus-mt-zh-en shape, {quantize}", beams, idle, peak, f"{limit} MiB"])
+    print(f"\n64 sentences in one job, outputs forced to {args.tokens} tokens, default batch budget\n")
+    print(table(["model, quantization", "beam", "idle RSS MiB", "peak RSS MiB", "container limit"], rows))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+"""Cold start: the API to its first answer, the worker to its first heartbeat (model loaded), against
+a bare process that only imports torch + transformers and loads the same model, in one run.
+
+    python -m bench.startup WORKLOAD       (WORKLOAD builds the cached opus-mt-shaped model if needed)
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench.common import load_workload, opus_shaped_model, table
+from shared.settings import Settings
+from transq_cli.processes import ROOT, ApiProcess, WorkerProcess
+from transq_cli.redis_server import RedisServer
+
+BARE_LOAD = (
+    "import torch\n"
+    "from transformers import AutoModelForSeq2SeqLM, AutoTokenizer\n"
+    "import sys\n"
+    "AutoTokenizer.from_pretrained(sys.argv[1])\n"
+    "model = AutoModelForSeq2SeqLM.from_pretrained(sys.argv[1]).eval()\n"
+    "torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)\n"
+)
+
+
+def seconds_to_run(args: list[str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(args, cwd=ROOT, check=True, capture_output=True)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("workload")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    model = opus_shaped_model(load_workload(args.workload, 64))
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp, RedisServer() as redis_server:
+        settings = Settings(
+            redis_url=redis_server.url, model=str(model), rate_limit="", log_level="WARNING", heartbeat_seconds=0.2
+        )
+        api_import, api_ready, worker_ready, bare = [], [], [], []
+        for i in range(args.repeat):
+            api_import.append(seconds_to_run([sys.executable, "-c", "from api import create_app; create_app()"]))
+            started = time.perf_counter()
+            api = ApiProcess(settings, Path(tmp) / f"api{i}.log").start(workers=1, threads=4)
+            api_ready.append(time.perf_counter() - started)
+            api.stop()
+            started = time.perf_counter()
+            worker = WorkerProcess(settings, Path(tmp) / f"worker{i}.log").start(wait_ready=True, timeout=120)
+            worker_ready.append(time.perf_counter() - started)
+            worker.stop()
+            bare.append(seconds_to_run([sys.executable, "-c", BARE_LOAD, str(model)]))
+    for name, values in (
+        ("API: import + create_app()", api_import),
+        ("API: gunicorn start to first /healthz 200", api_ready),
+        ("worker: process start to first heartbeat (model loaded, int8, warmed up)", worker_ready),
+        ("baseline: bare process, import + from_pretrained + quantize_dynamic", bare),
+    ):
+        rows.append([name, min(values), sorted(values)[len(values) // 2]])
+    print(f"\nopus-mt-zh-en-shaped model, {args.repeat} runs each\n")
+    print(table(["what", "best s", "median s"], rows))
+    print(
+        f"\nworker_ready_s={sorted(worker_ready)[len(worker_ready) // 2]:.1f} "
+        f"bare_load_s={sorted(bare)[len(bare) // 2]:.1f} api_ready_s={sorted(api_ready)[len(api_ready) // 2]:.2f}"
+    )
+
+
+if __name__ == "__main__":
+    main()
