@@ -21,6 +21,7 @@ if [ -z "${COMPOSE:-}" ]; then
   if docker compose version >/dev/null 2>&1; then COMPOSE="docker compose"; else COMPOSE="docker-compose"; fi
 fi
 PROJECT=transq-smoke
+API_SERVICE=${API_SERVICE:-api-host}
 dc() { $COMPOSE --project-name "$PROJECT" -f docker-compose.yml -f docker-compose.host.yml "$@"; }
 API="http://127.0.0.1:${API_PORT}"
 step() { printf '\n== %s\n' "$*"; }
@@ -61,12 +62,22 @@ done
 curl -fsS "$API/readyz"; echo
 dc ps
 
+step "healthchecks: the API on /healthz, each worker once its model is loaded"
+deadline=$((SECONDS + 120))
+for c in $(dc ps -q "$API_SERVICE") $(dc ps -q worker); do
+  until [ "$(docker inspect -f '{{.State.Health.Status}}' "$c")" = healthy ]; do
+    [ $SECONDS -lt $deadline ] || fail "container $c never became healthy"
+    sleep 2
+  done
+  echo "$(docker inspect -f '{{.Name}}' "$c"): healthy"
+done
+
 step "each worker container sees its memory limit and runs as non-root"
 for c in $(dc ps -q worker); do
   echo "$c: user $(docker exec "$c" id -un), $(docker logs "$c" 2>&1 | grep -o 'memory limit [0-9]* MiB ([a-z0-9]*)' | head -1)"
   [ "$(docker exec "$c" id -u)" != 0 ] || fail "worker runs as root"
 done
-api_c=$(dc ps -q api)
+api_c=$(dc ps -q "$API_SERVICE")
 [ "$(docker exec "$api_c" id -u)" != 0 ] || fail "api runs as root"
 docker exec "$api_c" python3 -c "import torch" 2>/dev/null && fail "the API image contains torch"
 echo "api: user $(docker exec "$api_c" id -un), no torch"
