@@ -69,11 +69,11 @@ def _create(services: Services, job_id: str, request: TranslationRequest) -> Job
             join_translations(segs, [next(translations) for s in segs if s.translate])  # type: ignore[misc]
             for segs in request.segments
         ]
-        services.store.create(job, extra=lambda pipe: _count(services, pipe, hits, 0, fast=True))
+        services.store.create(job, counters=_counters(hits, 0, fast=True))
         return job
     if services.store.pending_count() >= settings.max_queue:
         raise Overloaded(f"the queue holds {settings.max_queue} or more jobs; try again later", retry_after=5)
-    services.store.create(job, extra=lambda pipe: _count(services, pipe, hits, len(found) - hits, fast=False))
+    services.store.create(job, counters=_counters(hits, len(request.sentences) - hits, fast=False))
     try:
         services.celery.send_task(TRANSLATE_TASK, args=[job.id], retry=True, retry_policy=_PUBLISH_RETRY)
     except (KombuError, OperationalError, redis.RedisError, OSError) as exc:
@@ -84,15 +84,11 @@ def _create(services: Services, job_id: str, request: TranslationRequest) -> Job
     return job
 
 
-def _count(services: Services, pipe: redis.client.Pipeline, hits: int, misses: int, fast: bool) -> None:
-    stats_key = services.keys.stats
-    pipe.hincrby(stats_key, "jobs_submitted", 1)
+def _counters(hits: int, misses: int, fast: bool) -> dict[str, int]:
+    counters = {"jobs_submitted": 1, "api_cache_hits": hits, "api_cache_misses": misses}
     if fast:
-        pipe.hincrby(stats_key, "jobs_answered_from_cache", 1)
-    if hits:
-        pipe.hincrby(stats_key, "api_cache_hits", hits)
-    if misses:
-        pipe.hincrby(stats_key, "api_cache_misses", misses)
+        counters["jobs_answered_from_cache"] = 1
+    return {name: amount for name, amount in counters.items() if amount}
 
 
 def _forget(services: Services, key: str) -> None:

@@ -36,7 +36,7 @@ NAMESPACE = "bench-namespace"
 def wrk(url: str, body: str, connections: int, seconds: int, workdir: Path) -> dict:
     script = workdir / "post.lua"
     script.write_text(
-        f'wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = {json.dumps(body)}\n'
+        f'wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = {json.dumps(body, ensure_ascii=False)}\n'
     )
     out = subprocess.run(
         ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", str(script), url],
@@ -61,9 +61,11 @@ def wrk(url: str, body: str, connections: int, seconds: int, workdir: Path) -> d
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--connections", type=int, default=16)
-    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--seconds", type=int, default=5, help="length of one measurement")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating measurements of each endpoint")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn processes for both servers")
     parser.add_argument("--threads", type=int, default=8, help="gunicorn threads per process for both servers")
+    parser.add_argument("--worker-class", default="gthread", help="gunicorn worker class for both servers")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     if not shutil.which("wrk"):
@@ -84,26 +86,36 @@ def main() -> None:
         )
         broker_client = redis.Redis.from_url(broker.url, decode_responses=True)
         WorkerRegistry(broker_client, Keys(), ttl_seconds=3600).beat("bench", {}, settings.model, NAMESPACE)
-        api = ApiProcess(settings, workdir / "api.log").start(workers=args.workers, threads=args.threads)
+        api = ApiProcess(settings, workdir / "api.log").start(
+            workers=args.workers, threads=args.threads, worker_class=args.worker_class
+        )
         bare = ApiProcess(
             settings,
             workdir / "bare.log",
             app="bench.bare_app:create_app()",
             extra_env={"BARE_CACHE_URL": cache.url, "BARE_NAMESPACE": NAMESPACE},
         )
-        bare.start(workers=args.workers, threads=args.threads)
+        bare.start(workers=args.workers, threads=args.threads, worker_class=args.worker_class)
         try:
             check = requests.post(f"{api.url}/v1/jobs", json={"texts": SENTENCES}, timeout=5)
             assert check.status_code == 200 and check.json()["cached_sentences"] == 3, check.text
             body = json.dumps({"texts": SENTENCES}, ensure_ascii=False)
             rows = []
-            results = {}
-            for name, url in (
-                ("bare Flask + redis-py MGET", f"{bare.url}/bare"),
-                ("transq POST /v1/jobs (all cached)", f"{api.url}/v1/jobs"),
-            ):
+            endpoints = {
+                "bare Flask + redis-py MGET": f"{bare.url}/bare",
+                "transq POST /v1/jobs (all cached)": f"{api.url}/v1/jobs",
+            }
+            for url in endpoints.values():
                 wrk(url, body, args.connections, 2, workdir)  # warm-up
-                results[name] = wrk(url, body, args.connections, args.seconds, workdir)
+            # Alternate the two, several rounds, and keep the median round: this machine's speed drifts.
+            runs: dict[str, list[dict]] = {name: [] for name in endpoints}
+            for _ in range(args.rounds):
+                for name, url in endpoints.items():
+                    run = wrk(url, body, args.connections, args.seconds, workdir)
+                    if run["errors"]:
+                        raise SystemExit(f"{name}: {run['errors']} non-2xx responses; the measurement is void")
+                    runs[name].append(run)
+            results = {name: sorted(r, key=lambda x: x["rate"])[len(r) // 2] for name, r in runs.items()}
             floor = results["bare Flask + redis-py MGET"]["rate"]
             for name, r in results.items():
                 rows.append([name, r["rate"], r["p50"], r["p99"], r["errors"], r["rate"] / floor])

@@ -7,7 +7,7 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 import redis
 
@@ -18,6 +18,21 @@ FINAL_STATUSES = (SUCCEEDED, FAILED, CANCELLED)
 
 # Shared by the scripts: rank of each status; a transition must raise the rank.
 _RANKS = "local rank = {queued=0, running=1, succeeded=2, failed=2, cancelled=2}\n"
+
+# KEYS: job, pending, stats. ARGV: fields as JSON, ttl, pending score ('' when not queued), id,
+# counters as JSON. One command: cheap to send, and atomic (nothing is half-written, even on OOM).
+_CREATE = """
+local flat = {}
+for name, value in pairs(cjson.decode(ARGV[1])) do
+  flat[#flat + 1] = name
+  flat[#flat + 1] = value
+end
+redis.call('HSET', KEYS[1], unpack(flat))
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[2]))
+if ARGV[3] ~= '' then redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4]) end
+for name, amount in pairs(cjson.decode(ARGV[5])) do redis.call('HINCRBY', KEYS[3], name, amount) end
+return 1
+"""
 
 # KEYS: job, pending, lease. ARGV: id, new status, now, ttl, then field/value pairs.
 _TRANSITION = (
@@ -202,6 +217,7 @@ class JobStore:
         self.keys = keys
         self.job_ttl = job_ttl
         self.result_ttl = result_ttl
+        self._create = client.register_script(_CREATE)
         self._transition = client.register_script(_TRANSITION)
         self._claim = client.register_script(_CLAIM)
         self._renew = client.register_script(_RENEW)
@@ -210,22 +226,20 @@ class JobStore:
 
     # --- the API side -------------------------------------------------------------
 
-    def create(self, job: Job, extra: Callable[[redis.client.Pipeline], None] | None = None) -> None:
-        """Store a job: a queued one also joins the pending set, a finished one gets the result TTL.
-
-        `extra` adds commands (counters) to the same round trip.
-        """
-        pipe = self.client.pipeline(transaction=True)
-        key = self.keys.job(job.id)
-        pipe.hset(key, mapping=job.to_hash())
-        if job.status == QUEUED:
-            pipe.expire(key, self.job_ttl)
-            pipe.zadd(self.keys.pending, {job.id: job.submitted})
-        else:
-            pipe.expire(key, self.result_ttl)
-        if extra is not None:
-            extra(pipe)
-        pipe.execute()
+    def create(self, job: Job, counters: dict[str, int] | None = None) -> None:
+        """Store a job in one atomic call: a queued one joins the pending set, a finished one gets the
+        result TTL; `counters` are added to the stats hash in the same call."""
+        queued = job.status == QUEUED
+        self._create(
+            keys=[self.keys.job(job.id), self.keys.pending, self.keys.stats],
+            args=[
+                json.dumps(job.to_hash(), ensure_ascii=False),
+                self.job_ttl if queued else self.result_ttl,
+                repr(job.submitted) if queued else "",
+                job.id,
+                json.dumps(counters or {}),
+            ],
+        )
 
     def delete(self, job_id: str) -> None:
         """Remove a job whose message could not be sent, so nothing is half-written."""

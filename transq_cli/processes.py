@@ -146,7 +146,7 @@ class ApiProcess:
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen[bytes] | None = None
 
-    def start(self, workers: int = 2, threads: int = 4) -> ApiProcess:
+    def start(self, workers: int = 2, threads: int = 4, worker_class: str = "gthread") -> ApiProcess:
         args = [
             sys.executable,
             "-m",
@@ -158,7 +158,7 @@ class ApiProcess:
             "--threads",
             str(threads),
             "--worker-class",
-            "gthread",
+            worker_class,
             self.app,
         ]
         self.process = _spawn(args, {**_env(self.settings), **self.extra_env}, self.log_path)
