@@ -124,7 +124,8 @@ def main() -> None:
             bare.stop()
             api.stop()
     print(
-        f"\n{args.connections} connections, {args.seconds} s each, gunicorn {args.workers} x {args.threads} "
+        f"\n{args.connections} connections, median of {args.rounds} alternating {args.seconds} s runs, gunicorn "
+        f"{args.worker_class} {args.workers} x {args.threads} "
         f"threads, 3 sentences per request\n"
     )
     print(table(["endpoint", "requests/s", "p50 ms", "p99 ms", "non-2xx", "÷ bare"], rows))
