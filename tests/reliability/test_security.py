@@ -91,3 +91,16 @@ def test_redis_urls_with_passwords_work_and_are_never_logged(make_stack):
     logs = s.api.log_path.read_text() + "".join(w.log_tail(100000) for w in s.workers)
     assert "Sup3rSecret" not in logs
     assert "***@127.0.0.1" in logs  # the URL is logged, redacted
+
+
+def test_20_clients_cannot_write_cache_entries_or_choose_keys(make_stack):
+    """Only workers write the cache; nothing a client sends names a key or a translation."""
+    s = make_stack(worker=False)
+    body = {"text": "客户端不能写缓存。", "translations": ["forged"], "cache_key": "transq:c:x:y", "namespace": "x"}
+    response = requests.post(s.api.url + "/v1/jobs", json=body, timeout=5)
+    assert response.status_code == 202
+    assert s.r.keys("transq:c:*") == []
+    s.add_worker()
+    job = s.client.wait(response.json()["id"], timeout=60)
+    assert job["result"]["translations"] != ["forged"]
+    assert not s.r.exists("transq:c:x:y")
