@@ -56,8 +56,7 @@ class WorkerContext:
 
     def load_model(self) -> None:
         """Load the model and run one short batch, so the first job does not pay the warm-up."""
-        engine = self.engine
-        engine.translate_ids(engine.token_ids(["你好。"]))
+        self.engine.warm_up()
         _ = self.namespace
 
     def start_heartbeat(self) -> None:

@@ -23,12 +23,14 @@ from transformers.utils import logging as transformers_logging
 
 from shared.memory import allowed_cpus, process_rss_bytes
 from shared.settings import Settings
+from worker import marian_positions
 from worker.quantization import quantize_linear_int8
 
 log = logging.getLogger(__name__)
 # Worker logs are ours: no progress bars, and transformers speaks only on errors.
 transformers_logging.disable_progress_bar()
 transformers_logging.set_verbosity_error()
+marian_positions.install()
 
 
 class ModelLoadError(RuntimeError):
@@ -137,8 +139,12 @@ class TranslationEngine:
         encoder = batch_size * source_tokens * (s.d_model * 4 + s.ffn_dim) * elem
         return int((kv_cache + logits + encoder) * 1.5)
 
+    def warm_up(self) -> None:
+        """One tiny generation, so the first job does not pay for lazy initialisation."""
+        self.translate_ids(self.token_ids(["你好。"]), max_new_tokens=2)
+
     @torch.inference_mode()
-    def translate_ids(self, batch: Sequence[list[int]]) -> list[str]:
+    def translate_ids(self, batch: Sequence[list[int]], max_new_tokens: int | None = None) -> list[str]:
         """Translate one batch of token-id sequences (each at most max_input_tokens long)."""
         eos = self.tokenizer.eos_token_id
         pad = self.tokenizer.pad_token_id
@@ -151,10 +157,10 @@ class TranslationEngine:
             attention[row, : len(sequence)] = 1
         generate_args: dict[str, Any] = {
             "num_beams": self.num_beams,
-            "max_new_tokens": self.max_new_tokens,
+            "max_new_tokens": max_new_tokens or self.max_new_tokens,
             "do_sample": False,
         }
-        if self.min_new_tokens:
+        if self.min_new_tokens and not max_new_tokens:
             generate_args["min_new_tokens"] = self.min_new_tokens
         output = self.model.generate(
             input_ids=input_ids.to(self.device), attention_mask=attention.to(self.device), **generate_args

@@ -66,3 +66,16 @@ def test_int8_swap_releases_pages_without_changing_weights(model_dir):
     # Anonymous memory is never released (that would zero it).
     anonymous = torch.ones(4096 * 4)
     assert release_file_pages(anonymous, FileMappings()) == 0 and anonymous.sum() == 4096 * 4
+
+
+def test_fast_marian_positions_are_bit_identical():
+    import torch
+    from transformers.models.marian.modeling_marian import MarianSinusoidalPositionalEmbedding
+
+    import worker.engine  # noqa: F401 - installs the fast table
+    from worker.marian_positions import _create_weight
+
+    for n_pos, dim in ((512, 512), (64, 31), (7, 8)):
+        module = MarianSinusoidalPositionalEmbedding(n_pos, dim)
+        original = MarianSinusoidalPositionalEmbedding._transq_original_create_weight(module)
+        assert torch.equal(_create_weight(module), original)
