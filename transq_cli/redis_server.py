@@ -7,7 +7,6 @@ import socket
 import subprocess
 import tempfile
 import time
-from pathlib import Path
 
 import redis
 
@@ -116,7 +115,3 @@ class RedisServer:
         self.stop()
         if not self.appendonly:
             shutil.rmtree(self.directory, ignore_errors=True)
-
-    @staticmethod
-    def remove_dir(directory: str) -> None:
-        shutil.rmtree(Path(directory), ignore_errors=True)

@@ -9,9 +9,9 @@ from __future__ import annotations
 import ctypes
 import gc
 import hashlib
-import json
 import logging
 import os
+import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -206,18 +206,14 @@ def model_revision(model: str) -> str:
 
         snapshot = snapshot_download(model, local_files_only=True, allow_patterns=["config.json"])
         return "hub-" + os.path.basename(snapshot)
-    except Exception:  # noqa: BLE001 - any failure only means an unknown revision
-        return "hub-unknown"
+    except Exception:  # noqa: BLE001 - an unknown revision must never share cache entries with another
+        return "unknown-" + secrets.token_hex(8)
 
 
 def describe(engine: TranslationEngine) -> dict[str, Any]:
     """What a worker reports about its model in its heartbeat."""
-    return json.loads(
-        json.dumps(
-            {
-                **engine.identity,
-                "load_seconds": round(engine.load_seconds, 2),
-                "resident_mb": round(engine.resident_bytes / 2**20),
-            }
-        )
-    )
+    return {
+        **engine.identity,
+        "load_seconds": round(engine.load_seconds, 2),
+        "resident_mb": round(engine.resident_bytes / 2**20),
+    }
