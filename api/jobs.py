@@ -47,8 +47,7 @@ def get_job(job_id: str):  # type: ignore[no-untyped-def]
 
 @bp.delete("/<job_id>")
 def cancel_job(job_id: str):  # type: ignore[no-untyped-def]
-    load_job(job_id)
-    outcome = services().store.cancel(job_id)
+    outcome = services().store.cancel(job_id) if _JOB_ID.match(job_id) else "missing"
     if outcome == "missing":
         raise NotFound(f"no job {job_id}")
     if outcome == "refused":

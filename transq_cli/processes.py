@@ -20,7 +20,7 @@ import requests
 
 from shared.keys import Keys
 from shared.settings import Settings
-from transq_cli.redis_server import free_port
+from transq_cli.redis_server import free_port, stop_process
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -173,10 +173,4 @@ class ApiProcess:
         raise TimeoutError(f"API did not start on port {self.port}: {tail}")
 
     def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process, timeout=15)

@@ -11,6 +11,18 @@ import time
 import redis
 
 
+def stop_process(process: subprocess.Popen[bytes] | None, timeout: float) -> None:
+    """Terminate a process we started; kill it if it has not exited within `timeout` seconds."""
+    if process is None or process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -95,13 +107,7 @@ class RedisServer:
                 time.sleep(0.05)
 
     def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process, timeout=10)
 
     def kill(self) -> None:
         if self.process and self.process.poll() is None:

@@ -142,16 +142,14 @@ def run_round(ctx: WorkerContext, job_id: str) -> RoundResult:
 def _claim_waiting(ctx: WorkerContext, budget: int, taken: list[str]) -> list[str]:
     """Claim the oldest waiting jobs whose sentences fit in what is left of the budget."""
     store, settings = ctx.store, ctx.settings
-    used = 0
-    if taken:
-        used = int(ctx.redis.hget(ctx.keys.job(taken[0]), "sentences_total") or 0)
     candidates = [j for j in store.oldest_pending(64) if j not in taken]
     if not candidates:
         return []
     pipe = ctx.redis.pipeline(transaction=False)
-    for candidate in candidates:
-        pipe.hget(ctx.keys.job(candidate), "sentences_total")
+    for job_id in taken[:1] + candidates:
+        pipe.hget(ctx.keys.job(job_id), "sentences_total")
     sizes = pipe.execute()
+    used = int(sizes.pop(0) or 0) if taken else 0
     claimed: list[str] = []
     for candidate, size in zip(candidates, sizes):
         size = int(size or 0)
