@@ -7,6 +7,7 @@ from typing import Any
 from flask import Blueprint, Response, abort, send_from_directory
 
 from api import services
+from api.validation import NOT_BLANK
 
 bp = Blueprint("openapi", __name__)
 
@@ -45,7 +46,7 @@ def _job(description: str, location: bool = False) -> dict[str, Any]:
 
 def spec() -> dict[str, Any]:
     settings = services().settings
-    text = {"type": "string", "minLength": 1, "maxLength": settings.max_chars, "pattern": "\\S"}
+    text = {"type": "string", "minLength": 1, "maxLength": settings.max_chars, "pattern": NOT_BLANK}
     languages = {
         "source_lang": {"type": "string", "enum": [settings.source_lang]},
         "target_lang": {"type": "string", "enum": [settings.target_lang]},

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +21,13 @@ class TranslationRequest:
     sentences: list[str]
     single: bool  # the body used `text`, not `texts`
     timeout: float | None = None
+
+
+# A text must hold a character outside this class: whitespace by Python's rules and by JSON Schema's
+# (ECMA-262) rules together, spelt the same in both languages, so /openapi.json's `pattern` and this
+# check agree on every string (Python alone also counts \x1c-\x1f and \x85; ECMA alone \ufeff).
+NOT_BLANK = "[^\\t\\n\\v\\f\\r \\x1c-\\x1f\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]"
+_NOT_BLANK = re.compile(NOT_BLANK)
 
 
 def _reject_constant(name: str) -> Any:
@@ -69,7 +77,7 @@ def parse_translation_request(
     for name, text in zip(names, texts):
         if not isinstance(text, str):
             raise ValidationError(f"{name} must be a string")
-        if not text.strip():
+        if not _NOT_BLANK.search(text):
             raise ValidationError(f"{name} is empty")
         try:
             text.encode("utf-8")

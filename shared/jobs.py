@@ -19,18 +19,14 @@ FINAL_STATUSES = (SUCCEEDED, FAILED, CANCELLED)
 # Shared by the scripts: rank of each status; a transition must raise the rank.
 _RANKS = "local rank = {queued=0, running=1, succeeded=2, failed=2, cancelled=2}\n"
 
-# KEYS: job, pending, stats. ARGV: fields as JSON, ttl, pending score ('' when not queued), id,
-# counters as JSON. One command: cheap to send, and atomic (nothing is half-written, even on OOM).
+# KEYS: job, pending, stats. ARGV: ttl, pending score ('' when not queued), id, the number of counters,
+# counter/amount pairs, then field/value pairs. One command, flat arguments (nothing to decode): cheap to
+# send and to run, and atomic (nothing is half-written, even on OOM).
 _CREATE = """
-local flat = {}
-for name, value in pairs(cjson.decode(ARGV[1])) do
-  flat[#flat + 1] = name
-  flat[#flat + 1] = value
-end
-redis.call('HSET', KEYS[1], unpack(flat))
-redis.call('EXPIRE', KEYS[1], tonumber(ARGV[2]))
-if ARGV[3] ~= '' then redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4]) end
-for name, amount in pairs(cjson.decode(ARGV[5])) do redis.call('HINCRBY', KEYS[3], name, amount) end
+redis.call('HSET', KEYS[1], unpack(ARGV, 5 + 2 * tonumber(ARGV[4])))
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[1]))
+if ARGV[2] ~= '' then redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3]) end
+for i = 5, 4 + 2 * tonumber(ARGV[4]), 2 do redis.call('HINCRBY', KEYS[3], ARGV[i], ARGV[i + 1]) end
 return 1
 """
 
@@ -115,7 +111,8 @@ def new_job_id() -> str:
 
 
 def utc_now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """Now in UTC, ISO 8601 with microseconds and a Z: 2026-01-02T03:04:05.678901Z."""
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 @dataclass
@@ -230,16 +227,16 @@ class JobStore:
         """Store a job in one atomic call: a queued one joins the pending set, a finished one gets the
         result TTL; `counters` are added to the stats hash in the same call."""
         queued = job.status == QUEUED
-        self._create(
-            keys=[self.keys.job(job.id), self.keys.pending, self.keys.stats],
-            args=[
-                json.dumps(job.to_hash(), ensure_ascii=False),
-                self.job_ttl if queued else self.result_ttl,
-                repr(job.submitted) if queued else "",
-                job.id,
-                json.dumps(counters or {}),
-            ],
-        )
+        counters = counters or {}
+        args: list[Any] = [
+            self.job_ttl if queued else self.result_ttl,
+            repr(job.submitted) if queued else "",
+            job.id,
+            len(counters),
+        ]
+        for pair in (*counters.items(), *job.to_hash().items()):
+            args.extend(pair)
+        self._create(keys=[self.keys.job(job.id), self.keys.pending, self.keys.stats], args=args)
 
     def delete(self, job_id: str) -> None:
         """Remove a job whose message could not be sent, so nothing is half-written."""

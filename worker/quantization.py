@@ -61,23 +61,38 @@ def release_file_pages(tensor: torch.Tensor, mappings: FileMappings) -> int:
 
 
 def quantize_linear_int8(model: torch.nn.Module) -> int:
-    """Replace every nn.Linear by a dynamic int8 Linear, in place; returns the number replaced."""
+    """Replace every nn.Linear by a dynamic int8 Linear and every token nn.Embedding by an 8-bit
+    (per-row) Embedding, in place; returns the number of modules replaced.
+
+    Modules tied to one weight (Marian's encoder, decoder and `shared` embeddings are three modules
+    over one table) get one quantized copy, shared the same way, so the fp32 table is freed.
+    """
+    from torch.ao.nn.quantized import Embedding as QuantizedEmbedding
     from torch.ao.nn.quantized.dynamic import Linear as DynamicQuantizedLinear
 
-    qconfig = torch.ao.quantization.default_dynamic_qconfig
+    by_type = {
+        torch.nn.Linear: (DynamicQuantizedLinear, torch.ao.quantization.default_dynamic_qconfig),
+        torch.nn.Embedding: (QuantizedEmbedding, torch.ao.quantization.float_qparams_weight_only_qconfig),
+    }
     mappings = FileMappings()
-    replaced = released = 0
+    replacements: dict[tuple[type, int], torch.nn.Module] = {}
+    released = 0
     with warnings.catch_warnings():
         # torch.ao quantization is deprecated upstream yet is the fast CPU path today (see DESIGN.md).
         warnings.simplefilter("ignore")
         for parent in list(model.modules()):
             for name, child in list(parent.named_children()):
-                if type(child) is torch.nn.Linear:
+                # Exact types only: sinusoidal position tables subclass nn.Embedding and stay as they are.
+                if type(child) not in by_type:
+                    continue
+                key = (type(child), id(child.weight))
+                if key not in replacements:
+                    quantized_type, qconfig = by_type[type(child)]
                     child.qconfig = qconfig
-                    setattr(parent, name, DynamicQuantizedLinear.from_float(child))
+                    replacements[key] = quantized_type.from_float(child)
                     released += release_file_pages(child.weight, mappings)
-                    replaced += 1
+                setattr(parent, name, replacements[key])
     for tensor in list(model.parameters()) + list(model.buffers()):
         released += release_file_pages(tensor, mappings)
-    log.debug("quantized %d Linear layers; released %.0f MiB of file pages", replaced, released / 2**20)
-    return replaced
+    log.debug("quantized %d modules; released %.0f MiB of file pages", len(replacements), released / 2**20)
+    return len(replacements)

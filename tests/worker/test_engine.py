@@ -15,8 +15,13 @@ def engine(model_dir):
 def test_loads_quantized_and_translates_a_batch(engine):
     import torch
 
-    assert engine.quantization == "int8-dynamic"
+    assert engine.quantization == "int8-dynamic-emb8"
     assert any(isinstance(m, torch.ao.nn.quantized.dynamic.Linear) for m in engine.model.modules())
+    # One 8-bit table behind the encoder's, the decoder's and the shared embedding, no fp32 table left.
+    inner = engine.model.model
+    assert isinstance(inner.shared, torch.ao.nn.quantized.Embedding)
+    assert inner.shared is inner.encoder.embed_tokens is inner.decoder.embed_tokens
+    assert not any(type(m) is torch.nn.Embedding for m in engine.model.modules())
     ids = engine.token_ids(["今天天气很好。", "谢谢你的帮助！"])
     out = engine.translate_ids(ids)
     assert len(out) == 2 and all(isinstance(t, str) for t in out)
@@ -54,7 +59,11 @@ def test_int8_swap_releases_pages_without_changing_weights(model_dir):
     before = {n: p.detach().clone() for n, p in model.named_parameters()}
     reference = AutoModelForSeq2SeqLM.from_pretrained(str(model_dir))
     reference.eval()
-    reference = torch.ao.quantization.quantize_dynamic(reference, {torch.nn.Linear}, dtype=torch.qint8)
+    qconfigs = {
+        torch.nn.Linear: torch.ao.quantization.default_dynamic_qconfig,
+        torch.nn.Embedding: torch.ao.quantization.float_qparams_weight_only_qconfig,
+    }
+    reference = torch.ao.quantization.quantize_dynamic(reference, qconfigs, dtype=torch.qint8)
     assert quantize_linear_int8(model) > 0
     for name, param in model.named_parameters():
         assert torch.equal(param, before[name]), name
@@ -79,3 +88,30 @@ def test_fast_marian_positions_are_bit_identical():
         module = MarianSinusoidalPositionalEmbedding(n_pos, dim)
         original = MarianSinusoidalPositionalEmbedding._transq_original_create_weight(module)
         assert torch.equal(_create_weight(module), original)
+
+
+def test_beam_search_skips_the_cross_attention_reorder_without_changing_output(model_dir):
+    """Beams never leave their sentence, so cross-attention rows need no reordering: same tokens."""
+    import torch
+
+    from worker.engine import TranslationEngine
+
+    engine = TranslationEngine(Settings(model=str(model_dir), num_beams=4, max_new_tokens=8, min_new_tokens=8))
+    model = engine.model
+    shortcut = model._reorder_cache
+    calls = []
+    model._reorder_cache = lambda cache, beam_idx: calls.append(beam_idx.clone()) or shortcut(cache, beam_idx)
+    sentences = ["今天天气很好。", "谢谢你的帮助！", "明天可能会下雨，记得带伞。", "我们去公园散步吧。"]
+    ids = [ids + [engine.tokenizer.eos_token_id] for ids in engine.token_ids(sentences)]
+    longest = max(len(i) for i in ids)
+    pad = engine.tokenizer.pad_token_id
+    input_ids = torch.tensor([i + [pad] * (longest - len(i)) for i in ids])
+    mask = (input_ids != pad).long()
+    args = {"num_beams": 4, "max_new_tokens": 8, "min_new_tokens": 8, "do_sample": False}
+    with torch.inference_mode():
+        fast = model.generate(input_ids=input_ids, attention_mask=mask, **args)
+        # The shortcut ran, and beams did move (otherwise it would prove nothing).
+        assert calls and any(not torch.equal(b, torch.arange(len(b))) for b in calls)
+        del model._reorder_cache  # transformers' own full reorder
+        full = model.generate(input_ids=input_ids, attention_mask=mask, **args)
+    assert torch.equal(fast, full)
