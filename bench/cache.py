@@ -16,6 +16,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import psutil
 import redis
 import requests
 
@@ -51,11 +52,34 @@ def wrk(url: str, body: str, connections: int, seconds: int, workdir: Path) -> d
         percentiles[q] = float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
     non_2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
     return {
+        "seconds": seconds,
         "rate": rate,
         "p50": percentiles["50"],
         "p99": percentiles["99"],
         "errors": int(non_2xx.group(1)) if non_2xx else 0,
     }
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of these processes so far."""
+    total = 0.0
+    for pid in pids:
+        try:
+            times = psutil.Process(pid).cpu_times()
+        except psutil.Error:
+            continue
+        total += times.user + times.system
+    return total
+
+
+def measured(run_wrk, server_pids: list[int], redis_pids: list[int]) -> dict:  # type: ignore[no-untyped-def]
+    """One wrk run, with the CPU its server and the two Redis servers spent per request."""
+    server_before, redis_before = cpu_seconds(server_pids), cpu_seconds(redis_pids)
+    run = run_wrk()
+    requests_done = max(1.0, run["rate"] * run["seconds"])
+    run["server_us"] = (cpu_seconds(server_pids) - server_before) / requests_done * 1e6
+    run["redis_us"] = (cpu_seconds(redis_pids) - redis_before) / requests_done * 1e6
+    return run
 
 
 def main() -> None:
@@ -109,16 +133,24 @@ def main() -> None:
                 wrk(url, body, args.connections, 2, workdir)  # warm-up
             # Alternate the two, several rounds, and keep the median round: this machine's speed drifts.
             runs: dict[str, list[dict]] = {name: [] for name in endpoints}
+            servers = {name: process for name, process in zip(endpoints, (bare, api))}
+            redis_pids = [server.process.pid for server in (broker, cache) if server.process]
             for _ in range(args.rounds):
                 for name, url in endpoints.items():
-                    run = wrk(url, body, args.connections, args.seconds, workdir)
+                    server = psutil.Process(servers[name].process.pid)
+                    server_pids = [server.pid] + [child.pid for child in server.children(recursive=True)]
+                    run = measured(
+                        lambda url=url: wrk(url, body, args.connections, args.seconds, workdir), server_pids, redis_pids
+                    )
                     if run["errors"]:
                         raise SystemExit(f"{name}: {run['errors']} non-2xx responses; the measurement is void")
                     runs[name].append(run)
             results = {name: sorted(r, key=lambda x: x["rate"])[len(r) // 2] for name, r in runs.items()}
             floor = results["bare Flask + redis-py MGET"]["rate"]
             for name, r in results.items():
-                rows.append([name, r["rate"], r["p50"], r["p99"], r["errors"], r["rate"] / floor])
+                rows.append(
+                    [name, r["rate"], r["p50"], r["p99"], r["errors"], r["server_us"], r["redis_us"], r["rate"] / floor]
+                )
             jobs_stored = len(broker_client.keys("transq:job:*"))
         finally:
             bare.stop()
@@ -128,7 +160,8 @@ def main() -> None:
         f"{args.worker_class} {args.workers} x {args.threads} "
         f"threads, 3 sentences per request\n"
     )
-    print(table(["endpoint", "requests/s", "p50 ms", "p99 ms", "non-2xx", "÷ bare"], rows))
+    headers = ["endpoint", "requests/s", "p50 ms", "p99 ms", "non-2xx", "gunicorn CPU µs/req", "Redis CPU µs/req"]
+    print(table([*headers, "÷ bare"], rows))
     transq = results["transq POST /v1/jobs (all cached)"]
     print(f"\nratio_vs_bare={transq['rate'] / floor:.2f} p99_ms={transq['p99']:.1f} jobs_stored={jobs_stored}")
 

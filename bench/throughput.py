@@ -62,7 +62,9 @@ def _summary(jobs: list[dict], sentences: int) -> dict:
     }
 
 
-def end_to_end(model: Path, sentences: list[str], beams: int, tokens: int, workdir: Path) -> dict[str, dict]:
+def end_to_end(
+    model: Path, sentences: list[str], beams: int, tokens: int, workdir: Path, rounds: int = 2
+) -> dict[str, dict]:
     """64 one-sentence jobs at once, and one job of 64 sentences, through the real service."""
     broker, cache = RedisServer().start(), RedisServer(policy="allkeys-lru").start()
     settings = Settings(
@@ -95,21 +97,29 @@ def end_to_end(model: Path, sentences: list[str], beams: int, tokens: int, workd
             count, total = batches()
             return (total - before[1]) / max(1.0, count - before[0])
 
-        redis_py.Redis.from_url(cache.url).flushall()
-        before = batches()
-        with ThreadPoolExecutor(16) as pool:
-            responses = list(
-                pool.map(lambda s: requests.post(f"{api.url}/v1/jobs", json={"text": s}, timeout=60).json(), sentences)
-            )
-        jobs = _wait_all(api.url, [r["id"] for r in responses])
-        results["64 one-sentence jobs"] = _summary(jobs, len(sentences))
-        results["64 one-sentence jobs"]["batch"] = mean_batch(before)
+        def one_sentence_jobs() -> dict:
+            with ThreadPoolExecutor(16) as pool:
+                responses = list(
+                    pool.map(
+                        lambda s: requests.post(f"{api.url}/v1/jobs", json={"text": s}, timeout=60).json(), sentences
+                    )
+                )
+            return _summary(_wait_all(api.url, [r["id"] for r in responses]), len(sentences))
 
-        redis_py.Redis.from_url(cache.url).flushall()
-        before = batches()
-        job = session.post(f"{api.url}/v1/jobs", json={"texts": sentences}, timeout=60).json()
-        results["one job of 64 sentences"] = _summary(_wait_all(api.url, [job["id"]]), len(sentences))
-        results["one job of 64 sentences"]["batch"] = mean_batch(before)
+        def one_big_job() -> dict:
+            job = session.post(f"{api.url}/v1/jobs", json={"texts": sentences}, timeout=60).json()
+            return _summary(_wait_all(api.url, [job["id"]]), len(sentences))
+
+        # Each shape runs `rounds` times on an empty cache and the better run is kept, as the engine
+        # ceiling keeps the better of its passes: this machine's speed drifts between runs.
+        for _ in range(rounds):
+            for shape, run in (("64 one-sentence jobs", one_sentence_jobs), ("one job of 64 sentences", one_big_job)):
+                redis_py.Redis.from_url(cache.url).flushall()
+                before = batches()
+                result = run()
+                result["batch"] = mean_batch(before)
+                if shape not in results or result["rate"] > results[shape]["rate"]:
+                    results[shape] = result
         rss = peak_rss_mb(worker.child_pids()[0])
         for r in results.values():
             r["rss"] = rss
@@ -149,6 +159,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="beam 1 only (about five minutes at most)")
     parser.add_argument("--tokens", type=int, default=32, help="every output is forced to this many tokens")
     parser.add_argument("--single", type=int, default=16, help="sentences for the single-sentence baseline")
+    parser.add_argument("--rounds", type=int, default=2, help="runs of each end-to-end shape; the better is kept")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
 
@@ -163,12 +174,13 @@ def main() -> None:
         single_file = workdir / "single.json"
         single_file.write_text(json.dumps(sentences[: args.single], ensure_ascii=False), encoding="utf-8")
         for beams in beams_list:
-            log.info("beam %d: engine ceiling", beams)
-            ceiling = engine_run(model, sentences_file, beams, args.tokens, "ceiling")
             log.info("beam %d: single-sentence baseline", beams)
             single = engine_run(model, single_file, beams, args.tokens, "single")
+            # The ceiling right before end to end, so the two see the machine at the same speed.
+            log.info("beam %d: engine ceiling", beams)
+            ceiling = engine_run(model, sentences_file, beams, args.tokens, "ceiling")
             log.info("beam %d: end to end", beams)
-            e2e = end_to_end(model, sentences, beams, args.tokens, workdir)
+            e2e = end_to_end(model, sentences, beams, args.tokens, workdir, rounds=args.rounds)
             c_rate, s_rate = ceiling["best"]["rate"], single["best"]["rate"]
             s_lat = single["best"]["latencies"]
             for shape, r in e2e.items():
