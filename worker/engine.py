@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import torch
-from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, LogitsProcessorList
 from transformers.utils import logging as transformers_logging
 
 from shared.memory import allowed_cpus, process_rss_bytes
 from shared.settings import Settings
-from worker import beam_reorder, marian_positions
+from worker import beam_reorder, marian_positions, special_tokens
 from worker.quantization import quantize_linear_int8
 
 log = logging.getLogger(__name__)
@@ -73,6 +73,7 @@ class TranslationEngine:
             self.quantization = str(dtype).replace("torch.", "")
         self.model = model.to(self.device)
         beam_reorder.install(self.model)
+        self.special_tokens = special_tokens.take_over(self.model)
         _release_freed_memory()
         config = model.config
         self.shape = Shape(
@@ -156,13 +157,15 @@ class TranslationEngine:
             sequence = list(ids) + [eos]
             input_ids[row, : len(sequence)] = torch.tensor(sequence, dtype=torch.long)
             attention[row, : len(sequence)] = 1
-        generate_args: dict[str, Any] = {
-            "num_beams": self.num_beams,
-            "max_new_tokens": max_new_tokens or self.max_new_tokens,
-            "do_sample": False,
-        }
-        if self.min_new_tokens and not max_new_tokens:
-            generate_args["min_new_tokens"] = self.min_new_tokens
+        new_tokens = max_new_tokens or self.max_new_tokens
+        min_new_tokens = self.min_new_tokens if not max_new_tokens else 0
+        generate_args: dict[str, Any] = {"num_beams": self.num_beams, "max_new_tokens": new_tokens, "do_sample": False}
+        if min_new_tokens:
+            generate_args["min_new_tokens"] = min_new_tokens
+        if self.special_tokens is not None:  # the pad / minimum-length / forced-end rules, in place
+            generate_args.pop("min_new_tokens", None)
+            rules = self.special_tokens.rules(min_new_tokens, new_tokens)
+            generate_args["logits_processor"] = LogitsProcessorList([rules])
         output = self.model.generate(
             input_ids=input_ids.to(self.device), attention_mask=attention.to(self.device), **generate_args
         )

@@ -115,3 +115,65 @@ def test_beam_search_skips_the_cross_attention_reorder_without_changing_output(m
         del model._reorder_cache  # transformers' own full reorder
         full = model.generate(input_ids=input_ids, attention_mask=mask, **args)
     assert torch.equal(fast, full)
+
+
+def _padded(engine, sentences):
+    import torch
+
+    ids = [ids + [engine.tokenizer.eos_token_id] for ids in engine.token_ids(sentences)]
+    longest, pad = max(len(i) for i in ids), engine.tokenizer.pad_token_id
+    input_ids = torch.tensor([i + [pad] * (longest - len(i)) for i in ids])
+    return input_ids, (input_ids != pad).long()
+
+
+@pytest.mark.parametrize("beams, min_new", [(1, 0), (1, 6), (4, 0), (4, 6)])
+def test_special_token_rules_in_place_give_transformers_tokens(model_dir, beams, min_new):
+    """No pad, no early end, forced end at the last step: in place, and exactly transformers' tokens."""
+    import torch
+    from transformers import LogitsProcessorList
+
+    from worker.engine import TranslationEngine
+
+    settings = Settings(model=str(model_dir), num_beams=beams, max_new_tokens=6, min_new_tokens=min_new)
+    engine = TranslationEngine(settings)
+    model, eos, pad = engine.model, engine.tokenizer.eos_token_id, engine.tokenizer.pad_token_id
+    taken = engine.special_tokens
+    assert taken is not None and model.generation_config.forced_eos_token_id is None
+    sentences = ["今天天气很好。", "谢谢你的帮助！", "明天可能会下雨，记得带伞。", "我们去公园散步吧。"]
+    input_ids, mask = _padded(engine, sentences)
+    args = {"input_ids": input_ids, "attention_mask": mask, "num_beams": beams, "max_new_tokens": 6}
+    with torch.inference_mode():
+        # transformers' own processors, from the model's original generation config
+        reference = model.generate(generation_config=taken.original, min_new_tokens=min_new, **args)
+        ours = model.generate(logits_processor=LogitsProcessorList([taken.rules(min_new, 6)]), **args)
+        unruled = model.generate(**args)
+    assert torch.equal(ours, reference)
+    # The rules did something: rows that ran to the limit end with the forced end of sentence, and the
+    # same model without the rules does not give these tokens.
+    assert all(row[-1] == eos for row in ours if len(row) == 7)
+    assert not ((ours[:, 1:] == pad) & (ours[:, :-1] != eos) & (ours[:, :-1] != pad)).any()
+    assert not torch.equal(unruled, reference)
+    assert engine.translate_ids(engine.token_ids(sentences)) == [
+        " ".join(t.split()) for t in engine.tokenizer.batch_decode(reference, skip_special_tokens=True)
+    ]
+
+
+def test_special_token_rules_stay_with_transformers_when_order_matters():
+    from types import SimpleNamespace
+
+    from transformers import GenerationConfig
+
+    from worker import special_tokens
+
+    def model(**config):
+        return SimpleNamespace(generation_config=GenerationConfig(eos_token_id=0, **config))
+
+    for config in ({"bad_words_ids": [[5, 6]]}, {"forced_bos_token_id": 3}, {"min_length": 4}):
+        untouched = model(**config)
+        assert special_tokens.take_over(untouched) is None
+        assert untouched.generation_config.eos_token_id == 0
+    marian_like = model(bad_words_ids=[[9]], forced_eos_token_id=0)
+    taken = special_tokens.take_over(marian_like)
+    assert marian_like.generation_config.bad_words_ids is None
+    assert marian_like.generation_config.forced_eos_token_id is None
+    assert taken.banned == [9] and taken.forced_eos == [0] and taken.rules(0, 8).eos == []
