@@ -58,12 +58,6 @@ class Settings:
     max_round_sentences: int = setting(
         512, "Most sentences one worker task takes from waiting jobs to translate together."
     )
-    burst_linger_ms: int = setting(
-        50,
-        "When a task finds other jobs already waiting (a burst) and they fill less than one batch, it keeps "
-        "taking new arrivals for up to this long, in 10 ms looks, stopping at the first look that finds none. "
-        "0 turns it off. A lone job never waits.",
-    )
     cgroup_root: str = setting(
         "/sys/fs/cgroup", "Where the memory guard reads the container's cgroup (v2 or v1) limit and usage."
     )

@@ -131,10 +131,7 @@ def run_round(ctx: WorkerContext, job_id: str) -> RoundResult:
                 extra={"job_id": job_id},
             )
     if not solo:
-        found, held = _claim_waiting(ctx, settings.max_round_sentences, claimed)
-        claimed += found
-        if found:  # others were already waiting: jobs are arriving together
-            claimed += _gather_burst(ctx, claimed, held)
+        claimed += _claim_waiting(ctx, budget=settings.max_round_sentences, taken=claimed)
     if not claimed:
         return RoundResult()
     with LeaseKeeper(ctx, claimed):
@@ -142,21 +139,17 @@ def run_round(ctx: WorkerContext, job_id: str) -> RoundResult:
     return RoundResult(jobs=claimed)
 
 
-def _claim_waiting(ctx: WorkerContext, budget: int, taken: list[str], used: int | None = None) -> tuple[list[str], int]:
-    """Claim the oldest waiting jobs whose sentences fit in what is left of the budget. `used`: the
-    sentences held already (None: those of `taken`, at most one job, read in the same round trip).
-    Returns the jobs claimed and the sentences now held."""
+def _claim_waiting(ctx: WorkerContext, budget: int, taken: list[str]) -> list[str]:
+    """Claim the oldest waiting jobs whose sentences fit in what is left of the budget."""
     store, settings = ctx.store, ctx.settings
     candidates = [j for j in store.oldest_pending(64) if j not in taken]
-    unknown = taken[:1] if used is None else []
     if not candidates:
-        return [], used or 0
+        return []
     pipe = ctx.redis.pipeline(transaction=False)
-    for job_id in unknown + candidates:
+    for job_id in taken[:1] + candidates:
         pipe.hget(ctx.keys.job(job_id), "sentences_total")
     sizes = pipe.execute()
-    if used is None:
-        used = int(sizes.pop(0) or 0) if unknown else 0
+    used = int(sizes.pop(0) or 0) if taken else 0
     claimed: list[str] = []
     for candidate, size in zip(candidates, sizes):
         size = int(size or 0)
@@ -166,24 +159,7 @@ def _claim_waiting(ctx: WorkerContext, budget: int, taken: list[str], used: int 
         if result.outcome == "claimed":
             claimed.append(candidate)
             used += size
-    return claimed, used
-
-
-def _gather_burst(ctx: WorkerContext, taken: list[str], held: int) -> list[str]:
-    """While a burst is still arriving and the round holds less than one batch, take the new jobs too:
-    a look every 10 ms for up to TRANSQ_BURST_LINGER_MS, ending at the first look that finds none.
-    Without it the first jobs of a burst run as a batch of a few sentences of their own."""
-    settings = ctx.settings
-    batch_sentences = ctx.engine.batch_budget()[0]
-    deadline = time.monotonic() + settings.burst_linger_ms / 1000
-    gathered: list[str] = []
-    while held < batch_sentences and time.monotonic() < deadline:
-        time.sleep(max(0.0, min(0.01, deadline - time.monotonic())))
-        more, held = _claim_waiting(ctx, settings.max_round_sentences, taken + gathered, held)
-        if not more:
-            break
-        gathered += more
-    return gathered
+    return claimed
 
 
 def _load(ctx: WorkerContext, job_ids: list[str]) -> list[JobWork]:
