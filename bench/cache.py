@@ -52,7 +52,6 @@ def wrk(url: str, body: str, connections: int, seconds: int, workdir: Path) -> d
         percentiles[q] = float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
     non_2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
     return {
-        "seconds": seconds,
         "rate": rate,
         "p50": percentiles["50"],
         "p99": percentiles["99"],
@@ -72,11 +71,13 @@ def cpu_seconds(pids: list[int]) -> float:
     return total
 
 
-def measured(run_wrk, server_pids: list[int], redis_pids: list[int]) -> dict:  # type: ignore[no-untyped-def]
+def measured(
+    url: str, body: str, args: argparse.Namespace, workdir: Path, server_pids: list[int], redis_pids: list[int]
+) -> dict:
     """One wrk run, with the CPU its server and the two Redis servers spent per request."""
     server_before, redis_before = cpu_seconds(server_pids), cpu_seconds(redis_pids)
-    run = run_wrk()
-    requests_done = max(1.0, run["rate"] * run["seconds"])
+    run = wrk(url, body, args.connections, args.seconds, workdir)
+    requests_done = max(1.0, run["rate"] * args.seconds)
     run["server_us"] = (cpu_seconds(server_pids) - server_before) / requests_done * 1e6
     run["redis_us"] = (cpu_seconds(redis_pids) - redis_before) / requests_done * 1e6
     return run
@@ -139,9 +140,7 @@ def main() -> None:
                 for name, url in endpoints.items():
                     server = psutil.Process(servers[name].process.pid)
                     server_pids = [server.pid] + [child.pid for child in server.children(recursive=True)]
-                    run = measured(
-                        lambda url=url: wrk(url, body, args.connections, args.seconds, workdir), server_pids, redis_pids
-                    )
+                    run = measured(url, body, args, workdir, server_pids, redis_pids)
                     if run["errors"]:
                         raise SystemExit(f"{name}: {run['errors']} non-2xx responses; the measurement is void")
                     runs[name].append(run)

@@ -24,7 +24,7 @@ from transformers.utils import logging as transformers_logging
 from shared.memory import allowed_cpus, process_rss_bytes
 from shared.settings import Settings
 from worker import beam_reorder, marian_positions, special_tokens
-from worker.quantization import quantize_linear_int8
+from worker.quantization import quantize_int8
 
 log = logging.getLogger(__name__)
 # Worker logs are ours: no progress bars, and transformers speaks only on errors.
@@ -67,7 +67,7 @@ class TranslationEngine:
         self.quantization = "none"
         if self.device.type == "cpu" and settings.quantize == "int8":
             # Layer by layer, dropping each fp32 weight's pages: fp32 and int8 are never resident together.
-            quantize_linear_int8(model)
+            quantize_int8(model)
             self.quantization = "int8-dynamic-emb8"
         elif self.device.type == "cuda":
             self.quantization = str(dtype).replace("torch.", "")
@@ -145,9 +145,8 @@ class TranslationEngine:
         """One tiny generation, so the first job does not pay for lazy initialisation."""
         self.translate_ids(self.token_ids(["你好。"]), max_new_tokens=2)
 
-    @torch.inference_mode()
-    def translate_ids(self, batch: Sequence[list[int]], max_new_tokens: int | None = None) -> list[str]:
-        """Translate one batch of token-id sequences (each at most max_input_tokens long)."""
+    def batch_inputs(self, batch: Sequence[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Input ids (each sequence ended by </s>, padded on the right) and their attention mask."""
         eos = self.tokenizer.eos_token_id
         pad = self.tokenizer.pad_token_id
         longest = max(len(ids) for ids in batch) + 1
@@ -157,15 +156,20 @@ class TranslationEngine:
             sequence = list(ids) + [eos]
             input_ids[row, : len(sequence)] = torch.tensor(sequence, dtype=torch.long)
             attention[row, : len(sequence)] = 1
+        return input_ids, attention
+
+    @torch.inference_mode()
+    def translate_ids(self, batch: Sequence[list[int]], max_new_tokens: int | None = None) -> list[str]:
+        """Translate one batch of token-id sequences (each at most max_input_tokens long)."""
+        input_ids, attention = self.batch_inputs(batch)
         new_tokens = max_new_tokens or self.max_new_tokens
         min_new_tokens = self.min_new_tokens if not max_new_tokens else 0
         generate_args: dict[str, Any] = {"num_beams": self.num_beams, "max_new_tokens": new_tokens, "do_sample": False}
-        if min_new_tokens:
-            generate_args["min_new_tokens"] = min_new_tokens
         if self.special_tokens is not None:  # the pad / minimum-length / forced-end rules, in place
-            generate_args.pop("min_new_tokens", None)
             rules = self.special_tokens.rules(min_new_tokens, new_tokens)
             generate_args["logits_processor"] = LogitsProcessorList([rules])
+        elif min_new_tokens:
+            generate_args["min_new_tokens"] = min_new_tokens
         output = self.model.generate(
             input_ids=input_ids.to(self.device), attention_mask=attention.to(self.device), **generate_args
         )

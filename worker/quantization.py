@@ -60,7 +60,7 @@ def release_file_pages(tensor: torch.Tensor, mappings: FileMappings) -> int:
     return (last - first) if libc.madvise(first, last - first, _MADV_DONTNEED) == 0 else 0
 
 
-def quantize_linear_int8(model: torch.nn.Module) -> int:
+def quantize_int8(model: torch.nn.Module) -> int:
     """Replace every nn.Linear by a dynamic int8 Linear and every token nn.Embedding by an 8-bit
     (per-row) Embedding, in place; returns the number of modules replaced.
 

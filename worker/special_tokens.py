@@ -13,11 +13,11 @@ tests/worker/test_engine.py checks that the tokens are identical.
 
 from __future__ import annotations
 
-import copy
 import math
+from dataclasses import dataclass
 from typing import Any
 
-from transformers import GenerationConfig, LogitsProcessor
+from transformers import LogitsProcessor
 
 # Processors transformers runs after the three rules, or that do not commute with them: with any of
 # these configured, the rules stay with transformers.
@@ -62,12 +62,13 @@ def _ids(value: Any) -> list[int]:
     return [int(v) for v in (value if isinstance(value, (list, tuple)) else [value])]
 
 
+@dataclass(frozen=True)
 class SpecialTokens:
     """The model's special-token rules, taken out of its generation config."""
 
-    def __init__(self, banned: list[int], eos: list[int], forced_eos: list[int], original: GenerationConfig):
-        self.banned, self.eos, self.forced_eos = banned, eos, forced_eos
-        self.original = original  # what transformers would have applied, for comparison
+    banned: list[int]
+    eos: list[int]
+    forced_eos: list[int]
 
     def rules(self, min_new_tokens: int, max_new_tokens: int) -> SpecialTokenRules:
         """A fresh processor for one generate call (it remembers that call's prompt length)."""
@@ -92,7 +93,6 @@ def take_over(model: Any) -> SpecialTokens | None:
         banned=[words[0] for words in bad_words],
         eos=_ids(config.eos_token_id),
         forced_eos=_ids(config.forced_eos_token_id),
-        original=copy.deepcopy(config),
     )
     config.bad_words_ids = None
     config.forced_eos_token_id = None

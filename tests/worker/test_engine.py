@@ -53,7 +53,7 @@ def test_int8_swap_releases_pages_without_changing_weights(model_dir):
     import torch
     from transformers import AutoModelForSeq2SeqLM
 
-    from worker.quantization import FileMappings, quantize_linear_int8, release_file_pages
+    from worker.quantization import FileMappings, quantize_int8, release_file_pages
 
     model = AutoModelForSeq2SeqLM.from_pretrained(str(model_dir))
     before = {n: p.detach().clone() for n, p in model.named_parameters()}
@@ -64,7 +64,7 @@ def test_int8_swap_releases_pages_without_changing_weights(model_dir):
         torch.nn.Embedding: torch.ao.quantization.float_qparams_weight_only_qconfig,
     }
     reference = torch.ao.quantization.quantize_dynamic(reference, qconfigs, dtype=torch.qint8)
-    assert quantize_linear_int8(model) > 0
+    assert quantize_int8(model) > 0
     for name, param in model.named_parameters():
         assert torch.equal(param, before[name]), name
     ids = torch.tensor([[5, 6, 7, 0]])
@@ -102,11 +102,7 @@ def test_beam_search_skips_the_cross_attention_reorder_without_changing_output(m
     calls = []
     model._reorder_cache = lambda cache, beam_idx: calls.append(beam_idx.clone()) or shortcut(cache, beam_idx)
     sentences = ["今天天气很好。", "谢谢你的帮助！", "明天可能会下雨，记得带伞。", "我们去公园散步吧。"]
-    ids = [ids + [engine.tokenizer.eos_token_id] for ids in engine.token_ids(sentences)]
-    longest = max(len(i) for i in ids)
-    pad = engine.tokenizer.pad_token_id
-    input_ids = torch.tensor([i + [pad] * (longest - len(i)) for i in ids])
-    mask = (input_ids != pad).long()
+    input_ids, mask = engine.batch_inputs(engine.token_ids(sentences))
     args = {"num_beams": 4, "max_new_tokens": 8, "min_new_tokens": 8, "do_sample": False}
     with torch.inference_mode():
         fast = model.generate(input_ids=input_ids, attention_mask=mask, **args)
@@ -117,20 +113,11 @@ def test_beam_search_skips_the_cross_attention_reorder_without_changing_output(m
     assert torch.equal(fast, full)
 
 
-def _padded(engine, sentences):
-    import torch
-
-    ids = [ids + [engine.tokenizer.eos_token_id] for ids in engine.token_ids(sentences)]
-    longest, pad = max(len(i) for i in ids), engine.tokenizer.pad_token_id
-    input_ids = torch.tensor([i + [pad] * (longest - len(i)) for i in ids])
-    return input_ids, (input_ids != pad).long()
-
-
 @pytest.mark.parametrize("beams, min_new", [(1, 0), (1, 6), (4, 0), (4, 6)])
 def test_special_token_rules_in_place_give_transformers_tokens(model_dir, beams, min_new):
     """No pad, no early end, forced end at the last step: in place, and exactly transformers' tokens."""
     import torch
-    from transformers import LogitsProcessorList
+    from transformers import GenerationConfig, LogitsProcessorList
 
     from worker.engine import TranslationEngine
 
@@ -140,11 +127,12 @@ def test_special_token_rules_in_place_give_transformers_tokens(model_dir, beams,
     taken = engine.special_tokens
     assert taken is not None and model.generation_config.forced_eos_token_id is None
     sentences = ["今天天气很好。", "谢谢你的帮助！", "明天可能会下雨，记得带伞。", "我们去公园散步吧。"]
-    input_ids, mask = _padded(engine, sentences)
+    input_ids, mask = engine.batch_inputs(engine.token_ids(sentences))
+    original = GenerationConfig.from_pretrained(str(model_dir))  # what transformers would apply
     args = {"input_ids": input_ids, "attention_mask": mask, "num_beams": beams, "max_new_tokens": 6}
     with torch.inference_mode():
         # transformers' own processors, from the model's original generation config
-        reference = model.generate(generation_config=taken.original, min_new_tokens=min_new, **args)
+        reference = model.generate(generation_config=original, min_new_tokens=min_new, **args)
         ours = model.generate(logits_processor=LogitsProcessorList([taken.rules(min_new, 6)]), **args)
         unruled = model.generate(**args)
     assert torch.equal(ours, reference)
