@@ -18,12 +18,13 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import torch
-from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, LogitsProcessorList
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 from transformers.utils import logging as transformers_logging
 
 from shared.memory import allowed_cpus, process_rss_bytes
 from shared.settings import Settings
-from worker import beam_reorder, marian_positions, special_tokens
+from worker import marian_positions
+from worker.decoding import Decoder
 from worker.quantization import quantize_int8
 
 log = logging.getLogger(__name__)
@@ -72,8 +73,8 @@ class TranslationEngine:
         elif self.device.type == "cuda":
             self.quantization = str(dtype).replace("torch.", "")
         self.model = model.to(self.device)
-        beam_reorder.install(self.model)
-        self.special_tokens = special_tokens.take_over(self.model)
+        # Our decoding loop where it gives transformers' tokens for this generation config, else generate().
+        self.decoder = Decoder.for_model(self.model)
         _release_freed_memory()
         config = model.config
         self.shape = Shape(
@@ -102,13 +103,14 @@ class TranslationEngine:
         self.load_seconds = time.perf_counter() - started
         self.resident_bytes = process_rss_bytes()
         log.info(
-            "model %s loaded in %.1fs on %s (threads=%d, quantization=%s, beams=%d, rss=%.0f MiB)",
+            "model %s loaded in %.1fs on %s (threads=%d, quantization=%s, beams=%d, decoding=%s, rss=%.0f MiB)",
             settings.model,
             self.load_seconds,
             self.device,
             threads,
             self.quantization,
             self.num_beams,
+            "transq" if self.decoder else "generate",
             self.resident_bytes / 2**20,
         )
 
@@ -162,17 +164,22 @@ class TranslationEngine:
     def translate_ids(self, batch: Sequence[list[int]], max_new_tokens: int | None = None) -> list[str]:
         """Translate one batch of token-id sequences (each at most max_input_tokens long)."""
         input_ids, attention = self.batch_inputs(batch)
+        input_ids, attention = input_ids.to(self.device), attention.to(self.device)
         new_tokens = max_new_tokens or self.max_new_tokens
         min_new_tokens = self.min_new_tokens if not max_new_tokens else 0
-        generate_args: dict[str, Any] = {"num_beams": self.num_beams, "max_new_tokens": new_tokens, "do_sample": False}
-        if self.special_tokens is not None:  # the pad / minimum-length / forced-end rules, in place
-            rules = self.special_tokens.rules(min_new_tokens, new_tokens)
-            generate_args["logits_processor"] = LogitsProcessorList([rules])
-        elif min_new_tokens:
-            generate_args["min_new_tokens"] = min_new_tokens
-        output = self.model.generate(
-            input_ids=input_ids.to(self.device), attention_mask=attention.to(self.device), **generate_args
-        )
+        if self.decoder is not None:
+            output: Any = self.decoder.generate(
+                self.model, input_ids, attention, self.num_beams, new_tokens, min_new_tokens
+            )
+        else:
+            output = self.model.generate(
+                input_ids=input_ids,
+                attention_mask=attention,
+                num_beams=self.num_beams,
+                max_new_tokens=new_tokens,
+                min_new_tokens=min_new_tokens or None,
+                do_sample=False,
+            )
         texts = self.tokenizer.batch_decode(output, skip_special_tokens=True, clean_up_tokenization_spaces=True)
         del output
         # A batch's vocabulary-sized temporaries leave the heap fragmented; hand the free pages back now,

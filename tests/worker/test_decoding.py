@@ -1,0 +1,163 @@
+"""transq's decoding loop gives exactly the tokens of transformers' generate(), and hands configs it
+does not reproduce back to generate()."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+import torch
+
+from shared.settings import Settings
+
+SENTENCES = [
+    "今天天气很好。",
+    "谢谢你的帮助！",
+    "明天可能会下雨，记得带伞。",
+    "我们去公园散步吧。",
+    "你好。",
+    "这是一个很长的句子，我们要看看它会怎么样。",
+    "他说。",
+    "请把门关上。",
+]
+
+
+@pytest.fixture(scope="module")
+def engine(model_dir):
+    from worker.engine import TranslationEngine
+
+    return TranslationEngine(Settings(model=str(model_dir), max_new_tokens=6, max_input_tokens=16))
+
+
+@pytest.fixture(scope="module")
+def eos_prone(model_dir):
+    """The test model's shape with larger random weights (outputs that depend on the input) and end of
+    sentence made likely, so that beams end at many different steps."""
+    from transformers import AutoConfig, GenerationConfig, MarianMTModel
+
+    config = AutoConfig.from_pretrained(str(model_dir))
+    config.init_std = 0.3
+    torch.manual_seed(1)
+    model = MarianMTModel(config).eval()
+    model.generation_config = GenerationConfig.from_pretrained(str(model_dir))
+    with torch.no_grad():
+        model.final_logits_bias[0, model.generation_config.eos_token_id] += 6.0
+    return model
+
+
+def _tokens(output: torch.Tensor, eos: int, pad: int) -> list[list[int]]:
+    """generate()'s rows as ours: without the decoder start, up to and including the end of sentence."""
+    rows = []
+    for row in output[:, 1:].tolist():
+        rows.append(row[: row.index(eos) + 1] if eos in row else [t for t in row if t != pad])
+    return rows
+
+
+@pytest.mark.parametrize("beams, min_new", [(1, 0), (1, 6), (4, 0), (4, 6)])
+def test_engine_gives_transformers_tokens_with_marians_rules(engine, model_dir, beams, min_new):
+    """No pad, no early end, forced end at the last step: exactly what generate() does with them."""
+    from worker.decoding import Decoder
+
+    decoder = Decoder.for_model(engine.model)
+    assert decoder is not None and engine.decoder == decoder
+    assert decoder.banned == (engine.tokenizer.pad_token_id,) and decoder.forced_eos == engine.tokenizer.eos_token_id
+    eos, pad = engine.tokenizer.eos_token_id, engine.tokenizer.pad_token_id
+    input_ids, mask = engine.batch_inputs(engine.token_ids(SENTENCES))
+    args = {"input_ids": input_ids, "attention_mask": mask, "num_beams": beams, "max_new_tokens": 6}
+    with torch.inference_mode():
+        reference = engine.model.generate(min_new_tokens=min_new, **args)
+        ours = decoder.generate(engine.model, input_ids, mask, beams, 6, min_new)
+        unruled = replace(decoder, banned=(), forced_eos=None).generate(engine.model, input_ids, mask, beams, 6)
+    assert ours == _tokens(reference, eos, pad)
+    # The rules did something: every output that ran to the limit ends with the forced end of sentence,
+    # no output holds the pad token, and the same loop without the rules gives other tokens.
+    assert all(row[-1] == eos for row in ours if len(row) == 6)
+    assert all(pad not in row for row in ours)
+    assert unruled != ours
+    engine.num_beams, engine.min_new_tokens = beams, min_new
+    try:
+        texts = engine.translate_ids(engine.token_ids(SENTENCES))
+    finally:
+        engine.num_beams, engine.min_new_tokens = 1, 0
+    decoded = engine.tokenizer.batch_decode(reference, skip_special_tokens=True)
+    assert texts == [" ".join(t.split()) for t in decoded]
+
+
+@pytest.mark.parametrize(
+    "length_penalty, early_stopping", [(1.0, False), (0.5, False), (2.0, True), (1.0, "never"), (-1.0, "never")]
+)
+def test_beam_search_matches_transformers_when_beams_end_early(eos_prone, engine, length_penalty, early_stopping):
+    """Beams ending at different steps exercise the finished-beam bookkeeping and the early stop."""
+    from worker.decoding import Decoder
+
+    model = eos_prone
+    model.generation_config.length_penalty = length_penalty
+    model.generation_config.early_stopping = early_stopping
+    decoder = Decoder.for_model(model)
+    assert decoder is not None and decoder.length_penalty == length_penalty
+    eos, pad = engine.tokenizer.eos_token_id, engine.tokenizer.pad_token_id
+    input_ids, mask = engine.batch_inputs(engine.token_ids(SENTENCES))
+    with torch.inference_mode():
+        reference = model.generate(input_ids=input_ids, attention_mask=mask, num_beams=4, max_new_tokens=12)
+        ours = decoder.generate(model, input_ids, mask, 4, 12)
+    assert ours == _tokens(reference, eos, pad)
+    lengths = {len(row) for row in ours}
+    assert len(lengths) > 1 and min(lengths) < 12, lengths  # outputs did end at different steps
+
+
+def test_greedy_pads_finished_rows_and_stops_when_all_end(eos_prone, engine):
+    from worker.decoding import Decoder
+
+    decoder = Decoder.for_model(eos_prone)
+    eos, pad = engine.tokenizer.eos_token_id, engine.tokenizer.pad_token_id
+    input_ids, mask = engine.batch_inputs(engine.token_ids(SENTENCES))
+    with torch.inference_mode():
+        reference = eos_prone.generate(input_ids=input_ids, attention_mask=mask, num_beams=1, max_new_tokens=12)
+        ours = decoder.generate(eos_prone, input_ids, mask, 1, 12)
+    assert ours == _tokens(reference, eos, pad)
+    assert len({len(row) for row in ours}) > 1
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("no_repeat_ngram_size", 3),
+        ("repetition_penalty", 1.2),
+        ("bad_words_ids", [[5, 6]]),
+        ("eos_token_id", [0, 7]),
+        ("forced_bos_token_id", 3),
+        ("min_length", 4),
+        ("renormalize_logits", True),
+    ],
+)
+def test_configs_it_does_not_reproduce_stay_with_generate(model_dir, field, value):
+    from transformers import AutoModelForSeq2SeqLM
+
+    from worker.decoding import Decoder
+
+    model = AutoModelForSeq2SeqLM.from_pretrained(str(model_dir))
+    assert Decoder.for_model(model) is not None
+    setattr(model.generation_config, field, value)
+    assert Decoder.for_model(model) is None
+
+
+def test_engine_falls_back_to_generate(model_dir, tmp_path):
+    """A model whose generation config the loop does not reproduce still translates, through generate()."""
+    import shutil
+
+    from transformers import GenerationConfig
+
+    from worker.engine import TranslationEngine
+
+    folder = tmp_path / "model"
+    shutil.copytree(model_dir, folder)
+    config = GenerationConfig.from_pretrained(str(folder))
+    config.no_repeat_ngram_size = 2
+    config.save_pretrained(str(folder))
+    engine = TranslationEngine(Settings(model=str(folder), max_new_tokens=6, min_new_tokens=3))
+    assert engine.decoder is None
+    input_ids, mask = engine.batch_inputs(engine.token_ids(SENTENCES))
+    with torch.inference_mode():
+        reference = engine.model.generate(input_ids=input_ids, attention_mask=mask, max_new_tokens=6, min_new_tokens=3)
+    decoded = engine.tokenizer.batch_decode(reference, skip_special_tokens=True)
+    assert engine.translate_ids(engine.token_ids(SENTENCES)) == [" ".join(t.split()) for t in decoded]
