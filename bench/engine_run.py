@@ -1,6 +1,10 @@
 """Run the engine directly in its own process (so its peak RSS is its own) and print JSON.
 
-python -m bench.engine_run MODEL SENTENCES_JSON --beams 1 --tokens 32 --mode ceiling|single
+python -m bench.engine_run MODEL SENTENCES_JSON --beams 1 --tokens 32 --mode ceiling|single|stock
+
+ceiling: the engine (int8) in the best batches; single: the engine in fp32, one sentence per call;
+stock: the usual way of serving the model, and the baseline: transformers alone, fp32, the model's own
+generation config, one sentence per `generate` call.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ def main() -> None:
     parser.add_argument("sentences")
     parser.add_argument("--beams", type=int, default=1)
     parser.add_argument("--tokens", type=int, default=32)
-    parser.add_argument("--mode", choices=["ceiling", "single"], required=True)
+    parser.add_argument("--mode", choices=["ceiling", "single", "stock"], required=True)
     parser.add_argument("--batch-sizes", default="", help="sentences per batch to try (default: by beam size)")
     args = parser.parse_args()
 
@@ -29,6 +33,10 @@ def main() -> None:
     from worker.engine import TranslationEngine
 
     sentences = json.loads(open(args.sentences, encoding="utf-8").read())
+    if args.mode == "stock":
+        results = [stock_generate(args.model, sentences, args.beams, args.tokens)]
+        json.dump({"best": results[0], "all": [], "peak_rss_mb": peak_rss_mb(os.getpid())}, sys.stdout)
+        return
     quantize = "int8" if args.mode == "ceiling" else "none"
     settings = Settings(
         model=args.model,
@@ -71,6 +79,26 @@ def main() -> None:
         },
         sys.stdout,
     )
+
+
+def stock_generate(model_dir: str, sentences: list[str], beams: int, tokens: int) -> dict:
+    """One sentence per `model.generate` call, fp32, nothing of transq's: the single-sentence baseline."""
+    import torch
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).eval()
+    args = {"num_beams": beams, "max_new_tokens": tokens, "min_new_tokens": tokens, "do_sample": False}
+    latencies = []
+    with torch.inference_mode():
+        model.generate(**tokenizer(sentences[:1], return_tensors="pt"), **args)  # warm-up
+        started = time.perf_counter()
+        for sentence in sentences:
+            t0 = time.perf_counter()
+            tokenizer.batch_decode(model.generate(**tokenizer([sentence], return_tensors="pt"), **args))
+            latencies.append(time.perf_counter() - t0)
+        elapsed = time.perf_counter() - started
+    return {"batch": 1, "rate": len(sentences) / elapsed, "latencies": latencies}
 
 
 if __name__ == "__main__":

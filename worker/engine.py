@@ -139,7 +139,8 @@ class TranslationEngine:
         s, rows, elem = self.shape, batch_size * self.num_beams, 4
         target = self.max_new_tokens
         kv_cache = s.decoder_layers * 2 * rows * s.d_model * (target + source_tokens) * elem
-        logits = rows * s.vocab_size * elem * 10  # per-step vocabulary-sized temporaries
+        # per-step vocabulary-sized temporaries: logits and their bias-added copy in our loop, ~10 in generate()
+        logits = rows * s.vocab_size * elem * (3 if self.decoder else 10)
         encoder = batch_size * source_tokens * (s.d_model * 4 + s.ffn_dim) * elem
         return int((kv_cache + logits + encoder) * 1.5)
 
