@@ -1,7 +1,7 @@
 """Worker memory by model quantization and beam size: resident idle, peak at the largest default batch,
 and the container limit to give it. The fp32 worker is the baseline, measured in the same run.
 
-    python -m bench.memory WORKLOAD
+    python -m bench.memory WORKLOAD [--rows 32,48,64]   (int8 also at these batch budgets)
 """
 
 from __future__ import annotations
@@ -24,7 +24,9 @@ from transq_cli.redis_server import RedisServer
 log = logging.getLogger("bench.memory")
 
 
-def measure(model: Path, sentences: list[str], quantize: str, beams: int, tokens: int, workdir: Path) -> tuple:
+def measure(
+    model: Path, sentences: list[str], quantize: str, beams: int, tokens: int, workdir: Path, rows: int | None = None
+) -> tuple:
     with RedisServer() as server:
         settings = Settings(
             redis_url=server.url,
@@ -33,6 +35,7 @@ def measure(model: Path, sentences: list[str], quantize: str, beams: int, tokens
             num_beams=beams,
             max_new_tokens=tokens,
             min_new_tokens=tokens,
+            max_batch_sentences=rows or Settings().max_batch_sentences,
             rate_limit="",
             log_level="WARNING",
         )
@@ -54,20 +57,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("workload")
     parser.add_argument("--tokens", type=int, default=32)
+    parser.add_argument("--rows", default="", help="other batch budgets (rows) to measure int8 at, e.g. 48,64")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     sentences = load_workload(args.workload, 64)
     model = opus_shaped_model(sentences)
+    default = Settings().max_batch_sentences
+    budgets = [("none", default), ("int8", default)] + [("int8", int(r)) for r in args.rows.split(",") if r]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for quantize in ("none", "int8"):
+        for quantize, budget in budgets:
             for beams in (1, 4):
-                log.info("quantize=%s beams=%d", quantize, beams)
-                idle, peak = measure(model, sentences, quantize, beams, args.tokens, Path(tmp))
+                log.info("quantize=%s beams=%d rows=%d", quantize, beams, budget)
+                idle, peak = measure(model, sentences, quantize, beams, args.tokens, Path(tmp), budget)
                 # The peak, plus the memory guard's 128 MiB headroom, plus a quarter, in 128 MiB steps.
                 limit = math.ceil((peak + 128) * 1.25 / 128) * 128
-                rows.append([f"opus-mt-zh-en shape, {quantize}", beams, idle, peak, f"{limit} MiB"])
-    print(f"\n64 sentences in one job, outputs forced to {args.tokens} tokens, default batch budget\n")
+                name = f"opus-mt-zh-en shape, {quantize}" + ("" if budget == default else f", {budget} rows")
+                rows.append([name, beams, idle, peak, f"{limit} MiB"])
+    print(f"\n64 sentences in one job, outputs forced to {args.tokens} tokens, batch budget {default} rows\n")
     print(table(["model, quantization", "beam", "idle RSS MiB", "peak RSS MiB", "container limit"], rows))
 
 

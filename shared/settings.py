@@ -53,7 +53,8 @@ class Settings:
     )
     max_batch_tokens: int = setting(4096, "Token budget of one model batch: padded source length x sentences x beams.")
     max_batch_sentences: int = setting(
-        32, "Most rows in one model batch, a row being one beam of one sentence (32: 32 sentences greedy, 8 at beam 4)."
+        48,
+        "Most rows in one model batch, a row being one beam of one sentence (48: 48 sentences greedy, 12 at beam 4).",
     )
     max_round_sentences: int = setting(
         512, "Most sentences one worker task takes from waiting jobs to translate together."

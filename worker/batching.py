@@ -5,6 +5,11 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 
+class BatchInterrupted(Exception):
+    """A batch was stopped before it finished (its sentences have no translation yet), so that
+    sentences that arrived meanwhile can share a larger batch."""
+
+
 def plan_batches(lengths: Sequence[int], max_tokens: int, max_sentences: int) -> list[list[int]]:
     """Indices of `lengths` grouped into batches sorted by length.
 

@@ -19,12 +19,14 @@ from __future__ import annotations
 import inspect
 import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import torch
 from transformers import GenerationConfig
 from transformers.cache_utils import DynamicCache, EncoderDecoderCache
 from transformers.modeling_outputs import BaseModelOutput
+
+from worker.batching import BatchInterrupted
 
 # Generation-config fields this loop reproduces; any other field set to a non-default value means a
 # logits processor or search variant it does not have, and generation stays with transformers.
@@ -94,14 +96,16 @@ class Decoder:
         num_beams: int,
         max_new_tokens: int,
         min_new_tokens: int = 0,
+        interrupt: Callable[[], bool] | None = None,
     ) -> list[list[int]]:
-        """Each sentence's output tokens, up to and including its end of sentence."""
+        """Each sentence's output tokens, up to and including its end of sentence. `interrupt` is asked
+        after every step; when it answers True the batch stops with BatchInterrupted."""
         encoder = model.get_encoder()(input_ids=input_ids, attention_mask=attention_mask)
         hidden = encoder.last_hidden_state
         if num_beams > 1:
             hidden = hidden.repeat_interleave(num_beams, dim=0)
             attention_mask = attention_mask.repeat_interleave(num_beams, dim=0)
-        step = _Steps(model, BaseModelOutput(last_hidden_state=hidden), attention_mask)
+        step = _Steps(model, BaseModelOutput(last_hidden_state=hidden), attention_mask, interrupt)
         if num_beams == 1:
             return self._greedy(step, len(input_ids), max_new_tokens, min_new_tokens)
         return self._beam_search(step, len(input_ids), num_beams, max_new_tokens, min_new_tokens)
@@ -214,8 +218,15 @@ class Decoder:
 class _Steps:
     """One decoder step at a time over a key/value cache; returns float32 logits the caller may overwrite."""
 
-    def __init__(self, model: Any, encoder_outputs: BaseModelOutput, attention_mask: torch.Tensor):
+    def __init__(
+        self,
+        model: Any,
+        encoder_outputs: BaseModelOutput,
+        attention_mask: torch.Tensor,
+        interrupt: Callable[[], bool] | None = None,
+    ):
         self.model = model
+        self.interrupt = interrupt
         self.encoder_outputs = encoder_outputs
         self.attention_mask = attention_mask
         self.device = attention_mask.device
@@ -224,6 +235,8 @@ class _Steps:
         self.cache_argument = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
 
     def __call__(self, tokens: torch.Tensor) -> torch.Tensor:
+        if self.interrupt is not None and self.interrupt():
+            raise BatchInterrupted()
         out = self.model(
             encoder_outputs=self.encoder_outputs,
             attention_mask=self.attention_mask,

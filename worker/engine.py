@@ -15,7 +15,7 @@ import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import torch
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
@@ -162,15 +162,22 @@ class TranslationEngine:
         return input_ids, attention
 
     @torch.inference_mode()
-    def translate_ids(self, batch: Sequence[list[int]], max_new_tokens: int | None = None) -> list[str]:
-        """Translate one batch of token-id sequences (each at most max_input_tokens long)."""
+    def translate_ids(
+        self,
+        batch: Sequence[list[int]],
+        max_new_tokens: int | None = None,
+        interrupt: Callable[[], bool] | None = None,
+    ) -> list[str]:
+        """Translate one batch of token-id sequences (each at most max_input_tokens long). `interrupt`
+        is asked before each decoding step (by our decoding loop; generate() runs to the end); when it
+        answers True, BatchInterrupted is raised and nothing of the batch is returned."""
         input_ids, attention = self.batch_inputs(batch)
         input_ids, attention = input_ids.to(self.device), attention.to(self.device)
         new_tokens = max_new_tokens or self.max_new_tokens
         min_new_tokens = self.min_new_tokens if not max_new_tokens else 0
         if self.decoder is not None:
             output: Any = self.decoder.generate(
-                self.model, input_ids, attention, self.num_beams, new_tokens, min_new_tokens
+                self.model, input_ids, attention, self.num_beams, new_tokens, min_new_tokens, interrupt
             )
         else:
             output = self.model.generate(

@@ -6,6 +6,12 @@ to a sentence budget. A co-batched job's own message is still on the queue; when
 it arrives the job is final (nothing to do) or its worker died (its lease has
 expired, so it is claimed again). A job is never acknowledged before its result
 is stored, because its message stays unacknowledged or queued until then.
+
+A round's last batch, when it is small, asks during its first steps whether enough
+jobs have arrived to at least double it; if so it stops and the round takes them
+in, so that a burst whose first job found an empty queue runs in full batches
+rather than behind that one job's lone batch. A lone job under no load only pays
+a few queue-length reads.
 """
 
 from __future__ import annotations
@@ -25,13 +31,18 @@ from shared.cache import normalise
 from shared.jobs import Job
 from shared.memory import probe_memory
 from shared.splitter import Segment, join_translations, sentences, split_text
-from worker.batching import fit_to_memory, plan_batches
+from worker.batching import BatchInterrupted, fit_to_memory, plan_batches
 
 if TYPE_CHECKING:
     from worker.context import WorkerContext
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+# A small batch is asked to stop for arrivals during this many of its first decoding steps; a round
+# takes in arrivals this many times at most (each at least doubles the batch, so few are ever needed).
+REGROUP_STEPS = 8
+MAX_REGROUPS = 4
 
 # Test-only hooks (TRANSQ_TEST_HOOKS=1): a sentence holding POISON kills the worker
 # process; one holding SLEEP<n> sleeps n seconds per batch. Off in production.
@@ -98,6 +109,9 @@ class LeaseKeeper:
         self._stop.set()
         self._thread.join(timeout=5)
 
+    def add(self, job_ids: list[str]) -> None:
+        self.job_ids = self.job_ids + job_ids  # one assignment: the renewing thread sees old or new
+
     def _run(self) -> None:
         interval = max(0.2, self.ctx.settings.lease_seconds / 3)
         while not self._stop.wait(interval):
@@ -134,22 +148,45 @@ def run_round(ctx: WorkerContext, job_id: str) -> RoundResult:
         claimed += _claim_waiting(ctx, budget=settings.max_round_sentences, taken=claimed)
     if not claimed:
         return RoundResult()
-    with LeaseKeeper(ctx, claimed):
-        _translate_jobs(ctx, claimed, own_job_id=job_id if job_id in claimed else None)
-    return RoundResult(jobs=claimed)
+    with LeaseKeeper(ctx, claimed) as keeper:
+        own = job_id if job_id in claimed else None
+        _translate_jobs(ctx, claimed, own_job_id=own, keeper=None if solo else keeper)
+    return RoundResult(jobs=keeper.job_ids)
 
 
-def _claim_waiting(ctx: WorkerContext, budget: int, taken: list[str]) -> list[str]:
-    """Claim the oldest waiting jobs whose sentences fit in what is left of the budget."""
+class ArrivalWatch:
+    """Answers, during a batch's first REGROUP_STEPS steps, whether enough jobs are waiting to at
+    least double the batch."""
+
+    def __init__(self, ctx: WorkerContext, batch_size: int):
+        self.ctx = ctx
+        self.batch_size = batch_size
+        self.steps_left = REGROUP_STEPS
+
+    def __call__(self) -> bool:
+        if self.steps_left <= 0:
+            return False
+        self.steps_left -= 1
+        try:
+            return self.ctx.store.pending_count() >= self.batch_size
+        except redis.RedisError:
+            return False
+
+
+def _claim_waiting(ctx: WorkerContext, budget: int, taken: list[str], used: int | None = None) -> list[str]:
+    """Claim the oldest waiting jobs whose sentences fit in what is left of the budget (`used`
+    sentences, by default those of the first of `taken`)."""
     store, settings = ctx.store, ctx.settings
     candidates = [j for j in store.oldest_pending(64) if j not in taken]
     if not candidates:
         return []
+    own = taken[:1] if used is None else []
     pipe = ctx.redis.pipeline(transaction=False)
-    for job_id in taken[:1] + candidates:
+    for job_id in own + candidates:
         pipe.hget(ctx.keys.job(job_id), "sentences_total")
     sizes = pipe.execute()
-    used = int(sizes.pop(0) or 0) if taken else 0
+    if used is None:
+        used = int(sizes.pop(0) or 0) if own else 0
     claimed: list[str] = []
     for candidate, size in zip(candidates, sizes):
         size = int(size or 0)
@@ -179,17 +216,29 @@ def _load(ctx: WorkerContext, job_ids: list[str]) -> list[JobWork]:
     return works
 
 
-def _translate_jobs(ctx: WorkerContext, job_ids: list[str], own_job_id: str | None) -> None:
+def _translate_jobs(
+    ctx: WorkerContext, job_ids: list[str], own_job_id: str | None, keeper: LeaseKeeper | None = None
+) -> None:
+    """Translate the claimed jobs; with a lease keeper, also take in jobs that arrive while a small
+    batch starts (their leases join the keeper's)."""
     works = _load(ctx, job_ids)
     active = {w.job.id: w for w in works}
     try:
-        _fill_from_cache(ctx, works)
-        for work in works:
-            if work.complete:
-                _finish(ctx, work)
-                active.pop(work.job.id)
-        if active:
-            _translate_misses(ctx, active)
+        _take_in(ctx, works, active)
+        regroups = MAX_REGROUPS if keeper is not None else 0
+        while active and _translate_misses(ctx, active, regroup=regroups > 0):
+            regroups -= 1
+            used = sum(len(w.sentences) for w in active.values())
+            arrivals = _claim_waiting(ctx, ctx.settings.max_round_sentences, taken=list(active), used=used)
+            if not arrivals or keeper is None:
+                regroups = 0  # others took them: finish what this round has
+                continue
+            keeper.add(arrivals)
+            new = _load(ctx, arrivals)
+            works += new
+            active.update((w.job.id, w) for w in new)
+            _take_in(ctx, new, active)
+            log.info("took %d arriving job(s) into the round", len(new))
     except SoftTimeLimitExceeded:
         for work in list(active.values()):
             if work.job.id == own_job_id:
@@ -210,6 +259,15 @@ def _translate_jobs(ctx: WorkerContext, job_ids: list[str], own_job_id: str | No
                 _translate_jobs(ctx, [own_job_id], own_job_id)
 
 
+def _take_in(ctx: WorkerContext, works: list[JobWork], active: dict[str, JobWork]) -> None:
+    """Fill the jobs' sentences from the cache and finish those it completes."""
+    _fill_from_cache(ctx, works)
+    for work in works:
+        if work.complete:
+            _finish(ctx, work)
+            active.pop(work.job.id)
+
+
 def _fill_from_cache(ctx: WorkerContext, works: list[JobWork]) -> None:
     unique = list(dict.fromkeys(s for w in works for s in w.sentences))
     found = dict(zip(unique, ctx.cache.get_many(ctx.namespace, unique)))
@@ -224,7 +282,9 @@ def _fill_from_cache(ctx: WorkerContext, works: list[JobWork]) -> None:
     ctx.stats.incr("cache_misses", sum(len(w.sentences) for w in works) - hits)
 
 
-def _translate_misses(ctx: WorkerContext, active: dict[str, JobWork]) -> None:
+def _translate_misses(ctx: WorkerContext, active: dict[str, JobWork], regroup: bool = False) -> bool:
+    """Translate the active jobs' untranslated sentences in batches. With `regroup`, a small last batch
+    may stop for arrivals: True then, with its sentences left untranslated for the next call."""
     engine, settings = ctx.engine, ctx.settings
     needed: dict[str, list[tuple[str, int]]] = {}
     for work in active.values():
@@ -244,7 +304,7 @@ def _translate_misses(ctx: WorkerContext, active: dict[str, JobWork]) -> None:
     outputs: dict[int, list[str | None]] = {i: [None] * n for i, n in enumerate(pieces_per_sentence)}
     rows, tokens = engine.batch_budget()
     batches = plan_batches(lengths, tokens, rows)
-    for batch in batches:
+    for number, batch in enumerate(batches):
         _drop_cancelled(ctx, active)
         batch = [u for u in batch if any(jid in active for jid, _ in needed[misses[units[u][0]]])]
         if not batch:
@@ -262,9 +322,15 @@ def _translate_misses(ctx: WorkerContext, active: dict[str, JobWork]) -> None:
                         "a sentence of this job needs more memory than the worker has free",
                     )
                     active.pop(job_id)
+        small_last = regroup and number == len(batches) - 1 and len(parts) == 1 and 2 * len(parts[0]) <= rows
         for part in parts:
             started = time.perf_counter()
-            texts = engine.translate_ids([units[u][2] for u in part])
+            watch = ArrivalWatch(ctx, len(part)) if small_last else None
+            try:
+                texts = engine.translate_ids([units[u][2] for u in part], interrupt=watch)
+            except BatchInterrupted:
+                log.info("batch of %d stopped after %.3fs: jobs arrived", len(part), time.perf_counter() - started)
+                return True
             ctx.stats.observe_batch(len(part), time.perf_counter() - started)
             for unit, text in zip(part, texts):
                 outputs[units[unit][0]][units[unit][1]] = text
@@ -275,6 +341,7 @@ def _translate_misses(ctx: WorkerContext, active: dict[str, JobWork]) -> None:
             if all(p is not None for p in pieces) and misses[s_index] not in finished:
                 finished[misses[s_index]] = " ".join(p for p in pieces if p)
         _record(ctx, active, needed, finished)
+    return False
 
 
 def _record(
