@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import statistics
 from pathlib import Path
 
@@ -22,6 +23,22 @@ def opus_shaped_model(workload: list[str]) -> Path:
         log.info("building the opus-mt-zh-en-shaped model in %s (once)", folder)
         make_test_model(folder, shape="opus", zh_lines=workload)
     return folder
+
+
+def machine() -> str:
+    """The CPU the figures were measured on: int8 speed depends on its dot-product instructions (VNNI)."""
+    name, flags = "unknown CPU", set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name":
+                name = value.strip()
+            elif key.strip() == "flags":
+                flags = set(value.split())
+    except OSError:
+        pass
+    vnni = "yes" if flags & {"avx512_vnni", "avx_vnni"} else "no"
+    return f"{name}, {len(os.sched_getaffinity(0))} CPUs, int8 dot-product instructions (VNNI): {vnni}"
 
 
 def load_workload(path: str, count: int) -> list[str]:

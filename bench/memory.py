@@ -16,7 +16,7 @@ from pathlib import Path
 import psutil
 import requests
 
-from bench.common import load_workload, opus_shaped_model, peak_rss_mb, table
+from bench.common import load_workload, machine, opus_shaped_model, peak_rss_mb, table
 from shared.settings import Settings
 from transq_cli.processes import ApiProcess, WorkerProcess
 from transq_cli.redis_server import RedisServer
@@ -74,7 +74,9 @@ def main() -> None:
                 limit = math.ceil((peak + 128) * 1.25 / 128) * 128
                 name = f"opus-mt-zh-en shape, {quantize}" + ("" if budget == default else f", {budget} rows")
                 rows.append([name, beams, idle, peak, f"{limit} MiB"])
-    print(f"\n64 sentences in one job, outputs forced to {args.tokens} tokens, batch budget {default} rows\n")
+    print(
+        f"\n64 sentences in one job, outputs forced to {args.tokens} tokens, batch budget {default} rows; {machine()}\n"
+    )
     print(table(["model, quantization", "beam", "idle RSS MiB", "peak RSS MiB", "container limit"], rows))
 
 

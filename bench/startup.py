@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.common import load_workload, opus_shaped_model, table
+from bench.common import load_workload, machine, opus_shaped_model, table
 from shared.settings import Settings
 from transq_cli.processes import ROOT, ApiProcess, WorkerProcess
 from transq_cli.redis_server import RedisServer
@@ -66,7 +66,7 @@ def main() -> None:
         ("baseline: bare process, import + from_pretrained + quantize_dynamic", bare),
     ):
         rows.append([name, min(values), sorted(values)[len(values) // 2]])
-    print(f"\nopus-mt-zh-en-shaped model, {args.repeat} runs each\n")
+    print(f"\nopus-mt-zh-en-shaped model, {args.repeat} runs each; {machine()}\n")
     print(table(["what", "best s", "median s"], rows))
     print(
         f"\nworker_ready_s={sorted(worker_ready)[len(worker_ready) // 2]:.1f} "

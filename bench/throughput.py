@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import requests
 
-from bench.common import load_workload, opus_shaped_model, peak_rss_mb, percentile, table
+from bench.common import load_workload, machine, opus_shaped_model, peak_rss_mb, percentile, table
 from shared.settings import Settings
 from transq_cli.processes import ApiProcess, WorkerProcess
 from transq_cli.redis_server import RedisServer
@@ -97,13 +98,17 @@ def end_to_end(
             count, total = batches()
             return (total - before[1]) / max(1.0, count - before[0])
 
+        clients = threading.local()
+
+        def submit(sentence: str) -> dict:
+            # 16 clients, each on its own keep-alive connection, as HTTP clients do
+            if not hasattr(clients, "session"):
+                clients.session = requests.Session()
+            return clients.session.post(f"{api.url}/v1/jobs", json={"text": sentence}, timeout=60).json()
+
         def one_sentence_jobs() -> dict:
             with ThreadPoolExecutor(16) as pool:
-                responses = list(
-                    pool.map(
-                        lambda s: requests.post(f"{api.url}/v1/jobs", json={"text": s}, timeout=60).json(), sentences
-                    )
-                )
+                responses = list(pool.map(submit, sentences))
             return _summary(_wait_all(api.url, [r["id"] for r in responses]), len(sentences))
 
         def one_big_job() -> dict:
@@ -232,7 +237,7 @@ def main() -> None:
                 min(r["rate"] for r in e2e.values()) / c_rate,
                 min(r["rate"] for r in e2e.values()) / s_rate,
             )
-    print(f"\nopus-mt-zh-en shape, outputs forced to {args.tokens} tokens, {len(sentences)} sentences\n")
+    print(f"\nopus-mt-zh-en shape, outputs forced to {args.tokens} tokens, {len(sentences)} sentences; {machine()}\n")
     headers = [
         "scenario",
         "beam",
