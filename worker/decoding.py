@@ -99,7 +99,7 @@ class Decoder:
         interrupt: Callable[[], bool] | None = None,
     ) -> list[list[int]]:
         """Each sentence's output tokens, up to and including its end of sentence. `interrupt` is asked
-        after every step; when it answers True the batch stops with BatchInterrupted."""
+        before every decoding step; when it answers True the batch stops with BatchInterrupted."""
         encoder = model.get_encoder()(input_ids=input_ids, attention_mask=attention_mask)
         hidden = encoder.last_hidden_state
         if num_beams > 1:

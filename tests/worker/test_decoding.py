@@ -83,38 +83,37 @@ def test_engine_gives_transformers_tokens_with_marians_rules(engine, model_dir, 
     assert texts == [" ".join(t.split()) for t in decoded]
 
 
+def _ours_and_generates(model, engine, beams: int, **config):
+    """Our tokens and generate()'s, for the eight sentences, up to 12 new tokens."""
+    from worker.decoding import Decoder
+
+    for name, value in config.items():
+        setattr(model.generation_config, name, value)
+    decoder = Decoder.for_model(model)
+    assert decoder is not None and all(getattr(decoder, name) == value for name, value in config.items())
+    input_ids, mask = engine.batch_inputs(engine.token_ids(SENTENCES))
+    with torch.inference_mode():
+        reference = model.generate(input_ids=input_ids, attention_mask=mask, num_beams=beams, max_new_tokens=12)
+        ours = decoder.generate(model, input_ids, mask, beams, 12)
+    return ours, _tokens(reference, engine.tokenizer.eos_token_id, engine.tokenizer.pad_token_id)
+
+
 @pytest.mark.parametrize(
     "length_penalty, early_stopping", [(1.0, False), (0.5, False), (2.0, True), (1.0, "never"), (-1.0, "never")]
 )
 def test_beam_search_matches_transformers_when_beams_end_early(eos_prone, engine, length_penalty, early_stopping):
     """Beams ending at different steps exercise the finished-beam bookkeeping and the early stop."""
-    from worker.decoding import Decoder
-
-    model = eos_prone
-    model.generation_config.length_penalty = length_penalty
-    model.generation_config.early_stopping = early_stopping
-    decoder = Decoder.for_model(model)
-    assert decoder is not None and decoder.length_penalty == length_penalty
-    eos, pad = engine.tokenizer.eos_token_id, engine.tokenizer.pad_token_id
-    input_ids, mask = engine.batch_inputs(engine.token_ids(SENTENCES))
-    with torch.inference_mode():
-        reference = model.generate(input_ids=input_ids, attention_mask=mask, num_beams=4, max_new_tokens=12)
-        ours = decoder.generate(model, input_ids, mask, 4, 12)
-    assert ours == _tokens(reference, eos, pad)
+    ours, reference = _ours_and_generates(
+        eos_prone, engine, 4, length_penalty=length_penalty, early_stopping=early_stopping
+    )
+    assert ours == reference
     lengths = {len(row) for row in ours}
     assert len(lengths) > 1 and min(lengths) < 12, lengths  # outputs did end at different steps
 
 
 def test_greedy_pads_finished_rows_and_stops_when_all_end(eos_prone, engine):
-    from worker.decoding import Decoder
-
-    decoder = Decoder.for_model(eos_prone)
-    eos, pad = engine.tokenizer.eos_token_id, engine.tokenizer.pad_token_id
-    input_ids, mask = engine.batch_inputs(engine.token_ids(SENTENCES))
-    with torch.inference_mode():
-        reference = eos_prone.generate(input_ids=input_ids, attention_mask=mask, num_beams=1, max_new_tokens=12)
-        ours = decoder.generate(eos_prone, input_ids, mask, 1, 12)
-    assert ours == _tokens(reference, eos, pad)
+    ours, reference = _ours_and_generates(eos_prone, engine, 1, length_penalty=1.0, early_stopping=False)
+    assert ours == reference
     assert len({len(row) for row in ours}) > 1
 
 
