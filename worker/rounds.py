@@ -8,10 +8,11 @@ expired, so it is claimed again). A job is never acknowledged before its result
 is stored, because its message stays unacknowledged or queued until then.
 
 A round's last batch, when it is small, asks during its first steps whether enough
-jobs have arrived to at least double it; if so it stops and the round takes them
-in, so that a burst whose first job found an empty queue runs in full batches
-rather than behind that one job's lone batch. A lone job under no load only pays
-a few queue-length reads.
+jobs have arrived to at least double it; if so it stops and the round takes in as
+many as fill that batch, so that a burst whose first job found an empty queue runs
+in full batches rather than behind that one job's lone batch. Only the batch is
+filled: jobs that arrive are never made to wait for a larger round, and a lone job
+under no load only pays a few queue-length reads.
 """
 
 from __future__ import annotations
@@ -226,10 +227,14 @@ def _translate_jobs(
     try:
         _take_in(ctx, works, active)
         regroups = MAX_REGROUPS if keeper is not None else 0
-        while active and _translate_misses(ctx, active, regroup=regroups > 0):
+        while active:
+            stopped = _translate_misses(ctx, active, regroup=regroups > 0)
+            if not stopped:
+                break
             regroups -= 1
-            used = sum(len(w.sentences) for w in active.values())
-            arrivals = _claim_waiting(ctx, ctx.settings.max_round_sentences, taken=list(active), used=used)
+            # Arrivals that fit beside the stopped batch's sentences in one batch; others keep waiting.
+            rows, _ = ctx.engine.batch_budget()
+            arrivals = _claim_waiting(ctx, rows, taken=list(active), used=stopped)
             if not arrivals or keeper is None:
                 regroups = 0  # others took them: finish what this round has
                 continue
@@ -282,9 +287,10 @@ def _fill_from_cache(ctx: WorkerContext, works: list[JobWork]) -> None:
     ctx.stats.incr("cache_misses", sum(len(w.sentences) for w in works) - hits)
 
 
-def _translate_misses(ctx: WorkerContext, active: dict[str, JobWork], regroup: bool = False) -> bool:
+def _translate_misses(ctx: WorkerContext, active: dict[str, JobWork], regroup: bool = False) -> int:
     """Translate the active jobs' untranslated sentences in batches. With `regroup`, a small last batch
-    may stop for arrivals: True then, with its sentences left untranslated for the next call."""
+    may stop for arrivals: the size of that batch then (0 when all ran), its sentences left
+    untranslated for the next call."""
     engine, settings = ctx.engine, ctx.settings
     needed: dict[str, list[tuple[str, int]]] = {}
     for work in active.values():
@@ -330,7 +336,7 @@ def _translate_misses(ctx: WorkerContext, active: dict[str, JobWork], regroup: b
                 texts = engine.translate_ids([units[u][2] for u in part], interrupt=watch)
             except BatchInterrupted:
                 log.info("batch of %d stopped after %.3fs: jobs arrived", len(part), time.perf_counter() - started)
-                return True
+                return len(part)
             ctx.stats.observe_batch(len(part), time.perf_counter() - started)
             for unit, text in zip(part, texts):
                 outputs[units[unit][0]][units[unit][1]] = text
@@ -341,7 +347,7 @@ def _translate_misses(ctx: WorkerContext, active: dict[str, JobWork], regroup: b
             if all(p is not None for p in pieces) and misses[s_index] not in finished:
                 finished[misses[s_index]] = " ".join(p for p in pieces if p)
         _record(ctx, active, needed, finished)
-    return False
+    return 0
 
 
 def _record(

@@ -20,14 +20,14 @@ def context(model_dir, redis_server):
     return WorkerContext(settings)
 
 
-def _submit(ctx, text: str) -> str:
+def _submit(ctx, text: str, sentences: int = 1) -> str:
     job = Job(
         id=new_job_id(),
         status=QUEUED,
         texts=[text],
         model=ctx.settings.model,
         created_at=utc_now(),
-        sentences_total=1,
+        sentences_total=sentences,
         submitted=time.time(),
     )
     ctx.store.create(job)
@@ -83,3 +83,24 @@ def test_arrival_watch_asks_only_during_the_first_steps_and_wants_the_batch_doub
     for _ in range(REGROUP_STEPS - 1):
         watch()
     assert not watch()  # past its first steps a batch runs to the end
+
+
+def test_arrivals_only_fill_the_stopped_batch(model_dir, redis_server):
+    """A lone job is never made to wait for a large round: arrivals that would not fit in its batch
+    keep waiting for their own messages."""
+    from worker import rounds
+    from worker.context import WorkerContext
+
+    settings = Settings(
+        redis_url=redis_server.url, model=str(model_dir), max_new_tokens=6, max_input_tokens=16, max_batch_sentences=4
+    )
+    ctx = WorkerContext(settings)
+    first = _submit(ctx, SENTENCES[0])
+    _claim(ctx, first)
+    big = _submit(ctx, "".join(SENTENCES[1:5]), sentences=4)  # four sentences: more than the batch has room for
+    small = [_submit(ctx, s) for s in SENTENCES[1:3]]
+    with rounds.LeaseKeeper(ctx, [first]) as keeper:
+        rounds._translate_jobs(ctx, [first], own_job_id=first, keeper=keeper)
+    assert keeper.job_ids == [first, *small]
+    assert ctx.redis.hget(ctx.keys.job(big), "status") == "queued"
+    assert [ctx.redis.hget(ctx.keys.job(j), "status") for j in [first, *small]] == ["succeeded"] * 3
