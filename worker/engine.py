@@ -175,24 +175,27 @@ class TranslationEngine:
         input_ids, attention = input_ids.to(self.device), attention.to(self.device)
         new_tokens = max_new_tokens or self.max_new_tokens
         min_new_tokens = self.min_new_tokens if not max_new_tokens else 0
-        if self.decoder is not None:
-            output: Any = self.decoder.generate(
-                self.model, input_ids, attention, self.num_beams, new_tokens, min_new_tokens, interrupt
-            )
-        else:
-            output = self.model.generate(
-                input_ids=input_ids,
-                attention_mask=attention,
-                num_beams=self.num_beams,
-                max_new_tokens=new_tokens,
-                min_new_tokens=min_new_tokens or None,
-                do_sample=False,
-            )
-        texts = self.tokenizer.batch_decode(output, skip_special_tokens=True, clean_up_tokenization_spaces=True)
-        del output
-        # A batch's vocabulary-sized temporaries leave the heap fragmented; hand the free pages back now,
-        # so the next batch starts from the idle footprint and the memory guard sees real use.
-        _trim_heap()
+        try:
+            if self.decoder is not None:
+                output: Any = self.decoder.generate(
+                    self.model, input_ids, attention, self.num_beams, new_tokens, min_new_tokens, interrupt
+                )
+            else:
+                output = self.model.generate(
+                    input_ids=input_ids,
+                    attention_mask=attention,
+                    num_beams=self.num_beams,
+                    max_new_tokens=new_tokens,
+                    min_new_tokens=min_new_tokens or None,
+                    do_sample=False,
+                )
+            texts = self.tokenizer.batch_decode(output, skip_special_tokens=True, clean_up_tokenization_spaces=True)
+            del output
+        finally:
+            # A batch's vocabulary-sized temporaries leave the heap fragmented; hand the free pages back
+            # now (finished or stopped), so the next batch starts from the idle footprint and the memory
+            # guard sees real use.
+            _trim_heap()
         return [" ".join(text.split()) for text in texts]
 
 

@@ -8,11 +8,11 @@ expired, so it is claimed again). A job is never acknowledged before its result
 is stored, because its message stays unacknowledged or queued until then.
 
 A round's last batch, when it is small, asks during its first steps whether enough
-jobs have arrived to at least double it; if so it stops and the round takes in as
-many as fill that batch, so that a burst whose first job found an empty queue runs
-in full batches rather than behind that one job's lone batch. Only the batch is
-filled: jobs that arrive are never made to wait for a larger round, and a lone job
-under no load only pays a few queue-length reads.
+jobs have arrived to at least double it; if so it stops and the round takes them
+in, so that a burst whose first job found an empty queue runs in full batches
+rather than behind that one job's lone batch. The batches holding the stopped
+batch's sentences run first, so its jobs wait for one batch, not for the arrivals';
+a lone job under no load only pays a few queue-length reads.
 """
 
 from __future__ import annotations
@@ -227,14 +227,12 @@ def _translate_jobs(
     try:
         _take_in(ctx, works, active)
         regroups = MAX_REGROUPS if keeper is not None else 0
-        while active:
-            stopped = _translate_misses(ctx, active, regroup=regroups > 0)
-            if not stopped:
-                break
+        first: frozenset[str] = frozenset()
+        while active and _translate_misses(ctx, active, regroup=regroups > 0, first=first):
             regroups -= 1
-            # Arrivals that fit beside the stopped batch's sentences in one batch; others keep waiting.
-            rows, _ = ctx.engine.batch_budget()
-            arrivals = _claim_waiting(ctx, rows, taken=list(active), used=stopped)
+            first = frozenset(active)  # the stopped batch's jobs go first in the round's new plan
+            used = sum(len(w.sentences) for w in active.values())
+            arrivals = _claim_waiting(ctx, ctx.settings.max_round_sentences, taken=list(active), used=used)
             if not arrivals or keeper is None:
                 regroups = 0  # others took them: finish what this round has
                 continue
@@ -287,10 +285,12 @@ def _fill_from_cache(ctx: WorkerContext, works: list[JobWork]) -> None:
     ctx.stats.incr("cache_misses", sum(len(w.sentences) for w in works) - hits)
 
 
-def _translate_misses(ctx: WorkerContext, active: dict[str, JobWork], regroup: bool = False) -> int:
-    """Translate the active jobs' untranslated sentences in batches. With `regroup`, a small last batch
-    may stop for arrivals: the size of that batch then (0 when all ran), its sentences left
-    untranslated for the next call."""
+def _translate_misses(
+    ctx: WorkerContext, active: dict[str, JobWork], regroup: bool = False, first: frozenset[str] = frozenset()
+) -> bool:
+    """Translate the active jobs' untranslated sentences in batches, those holding sentences of the
+    jobs in `first` first. With `regroup`, a small last batch may stop for arrivals: True then, its
+    sentences left untranslated for the next call."""
     engine, settings = ctx.engine, ctx.settings
     needed: dict[str, list[tuple[str, int]]] = {}
     for work in active.values():
@@ -310,6 +310,8 @@ def _translate_misses(ctx: WorkerContext, active: dict[str, JobWork], regroup: b
     outputs: dict[int, list[str | None]] = {i: [None] * n for i, n in enumerate(pieces_per_sentence)}
     rows, tokens = engine.batch_budget()
     batches = plan_batches(lengths, tokens, rows)
+    if first:
+        batches.sort(key=lambda b: not any(jid in first for u in b for jid, _ in needed[misses[units[u][0]]]))
     for number, batch in enumerate(batches):
         _drop_cancelled(ctx, active)
         batch = [u for u in batch if any(jid in active for jid, _ in needed[misses[units[u][0]]])]
@@ -336,7 +338,7 @@ def _translate_misses(ctx: WorkerContext, active: dict[str, JobWork], regroup: b
                 texts = engine.translate_ids([units[u][2] for u in part], interrupt=watch)
             except BatchInterrupted:
                 log.info("batch of %d stopped after %.3fs: jobs arrived", len(part), time.perf_counter() - started)
-                return len(part)
+                return True
             ctx.stats.observe_batch(len(part), time.perf_counter() - started)
             for unit, text in zip(part, texts):
                 outputs[units[unit][0]][units[unit][1]] = text
@@ -347,7 +349,7 @@ def _translate_misses(ctx: WorkerContext, active: dict[str, JobWork], regroup: b
             if all(p is not None for p in pieces) and misses[s_index] not in finished:
                 finished[misses[s_index]] = " ".join(p for p in pieces if p)
         _record(ctx, active, needed, finished)
-    return 0
+    return False
 
 
 def _record(

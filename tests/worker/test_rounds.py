@@ -85,22 +85,23 @@ def test_arrival_watch_asks_only_during_the_first_steps_and_wants_the_batch_doub
     assert not watch()  # past its first steps a batch runs to the end
 
 
-def test_arrivals_only_fill_the_stopped_batch(model_dir, redis_server):
-    """A lone job is never made to wait for a large round: arrivals that would not fit in its batch
-    keep waiting for their own messages."""
+def test_the_stopped_batchs_jobs_run_first_in_the_new_plan(model_dir, redis_server, caplog):
+    """Taking in a large arrival never makes the stopped batch's job wait for the arrival's batches."""
     from worker import rounds
     from worker.context import WorkerContext
 
     settings = Settings(
-        redis_url=redis_server.url, model=str(model_dir), max_new_tokens=6, max_input_tokens=16, max_batch_sentences=4
+        redis_url=redis_server.url, model=str(model_dir), max_new_tokens=6, max_input_tokens=64, max_batch_sentences=4
     )
     ctx = WorkerContext(settings)
-    first = _submit(ctx, SENTENCES[0])
+    first = _submit(ctx, "请把门关上，我们要开始今天的会议了，大家请坐好。")  # the longest sentence here
     _claim(ctx, first)
-    big = _submit(ctx, "".join(SENTENCES[1:5]), sentences=4)  # four sentences: more than the batch has room for
-    small = [_submit(ctx, s) for s in SENTENCES[1:3]]
-    with rounds.LeaseKeeper(ctx, [first]) as keeper:
+    big = _submit(ctx, "".join(SENTENCES[:4]), sentences=4)  # four shorter sentences: a batch of their own
+    with caplog.at_level("INFO", logger="worker.rounds"), rounds.LeaseKeeper(ctx, [first]) as keeper:
         rounds._translate_jobs(ctx, [first], own_job_id=first, keeper=keeper)
-    assert keeper.job_ids == [first, *small]
-    assert ctx.redis.hget(ctx.keys.job(big), "status") == "queued"
-    assert [ctx.redis.hget(ctx.keys.job(j), "status") for j in [first, *small]] == ["succeeded"] * 3
+    assert keeper.job_ids == [first, big]
+    assert [ctx.redis.hget(ctx.keys.job(j), "status") for j in (first, big)] == ["succeeded"] * 2
+    # Sorted by length alone, the short sentences' batch would run first; the stopped batch's job goes first.
+    finished = [r.getMessage() for r in caplog.records if "succeeded" in r.getMessage()]
+    assert finished[0].startswith(f"job {first} succeeded")
+    assert finished[1].startswith(f"job {big} succeeded")
