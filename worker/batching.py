@@ -16,8 +16,11 @@ def plan_batches(lengths: Sequence[int], max_tokens: int, max_sentences: int) ->
     A batch costs (its longest length) x (its size) padded tokens; it stays within
     `max_tokens` and `max_sentences`, so one long sentence never drags a batch of
     short ones and memory per batch is bounded. A sentence longer than the budget
-    forms a batch of its own.
+    forms a batch of its own. Batches are as many as `max_sentences` needs, of even
+    sizes: 64 sentences at 48 are 32 + 32, not 48 + 16.
     """
+    if lengths:
+        max_sentences = -(-len(lengths) // -(-len(lengths) // max_sentences))
     order = sorted(range(len(lengths)), key=lambda i: lengths[i])
     batches: list[list[int]] = []
     current: list[int] = []

@@ -12,9 +12,11 @@ def test_batches_are_sorted_and_bounded_by_tokens_and_count():
     assert [1] in batches and [5] in batches
 
 
-def test_many_short_sentences_fill_batches():
+def test_many_short_sentences_fill_batches_of_even_sizes():
     batches = plan_batches([3] * 100, max_tokens=4096, max_sentences=32)
-    assert [len(b) for b in batches] == [32, 32, 32, 4]
+    assert [len(b) for b in batches] == [25, 25, 25, 25]
+    assert [len(b) for b in plan_batches([3] * 64, max_tokens=4096, max_sentences=48)] == [32, 32]
+    assert [len(b) for b in plan_batches([3] * 48, max_tokens=4096, max_sentences=48)] == [48]
 
 
 def test_fit_to_memory_splits_and_reports_what_cannot_fit():
