@@ -44,7 +44,10 @@ def measure(
         try:
             child = worker.child_pids()[0]
             idle = psutil.Process(child).memory_info().rss / 2**20
-            job = requests.post(f"{api.url}/v1/jobs", json={"texts": sentences}, timeout=30).json()
+            # The budget's worth of the longest sentences: full batches (the budget's rows at beam 1,
+            # rows / 4 sentences four times at beam 4), padded to the longest: the worst case.
+            longest = sorted(sentences, key=len, reverse=True)[: settings.max_batch_sentences]
+            job = requests.post(f"{api.url}/v1/jobs", json={"texts": longest}, timeout=30).json()
             while requests.get(f"{api.url}/v1/jobs/{job['id']}", timeout=30).json()["status"] in ("queued", "running"):
                 time.sleep(0.2)
             return idle, peak_rss_mb(child)
@@ -75,7 +78,8 @@ def main() -> None:
                 name = f"opus-mt-zh-en shape, {quantize}" + ("" if budget == default else f", {budget} rows")
                 rows.append([name, beams, idle, peak, f"{limit} MiB"])
     print(
-        f"\n64 sentences in one job, outputs forced to {args.tokens} tokens, batch budget {default} rows; {machine()}\n"
+        f"\none job of the longest sentences, as many as the batch budget has rows (full batches), outputs "
+        f"forced to {args.tokens} tokens, default budget {default} rows; {machine()}\n"
     )
     print(table(["model, quantization", "beam", "idle RSS MiB", "peak RSS MiB", "container limit"], rows))
 
