@@ -62,6 +62,7 @@ class Decoder:
     forced_eos: int | None
     length_penalty: float
     early_stopping: bool | str
+    cache_argument: str  # the forward() argument that takes the key/value cache
 
     @classmethod
     def for_model(cls, model: Any) -> Decoder | None:
@@ -86,6 +87,8 @@ class Decoder:
             forced_eos=forced[0] if forced else None,
             length_penalty=float(config.length_penalty if config.length_penalty is not None else 1.0),
             early_stopping=config.early_stopping if config.early_stopping is not None else False,
+            # transformers 5.x renames `past_key_values` to `cache`, model by model
+            cache_argument="cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values",
         )
 
     def generate(
@@ -105,7 +108,7 @@ class Decoder:
         if num_beams > 1:
             hidden = hidden.repeat_interleave(num_beams, dim=0)
             attention_mask = attention_mask.repeat_interleave(num_beams, dim=0)
-        step = _Steps(model, BaseModelOutput(last_hidden_state=hidden), attention_mask, interrupt)
+        step = _Steps(model, BaseModelOutput(last_hidden_state=hidden), attention_mask, self.cache_argument, interrupt)
         if num_beams == 1:
             return self._greedy(step, len(input_ids), max_new_tokens, min_new_tokens)
         return self._beam_search(step, len(input_ids), num_beams, max_new_tokens, min_new_tokens)
@@ -223,16 +226,16 @@ class _Steps:
         model: Any,
         encoder_outputs: BaseModelOutput,
         attention_mask: torch.Tensor,
+        cache_argument: str,
         interrupt: Callable[[], bool] | None = None,
     ):
         self.model = model
+        self.cache_argument = cache_argument
         self.interrupt = interrupt
         self.encoder_outputs = encoder_outputs
         self.attention_mask = attention_mask
         self.device = attention_mask.device
         self.cache = EncoderDecoderCache(DynamicCache(config=model.config), DynamicCache(config=model.config))
-        # transformers 5.x renames `past_key_values` to `cache`, model by model
-        self.cache_argument = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
 
     def __call__(self, tokens: torch.Tensor) -> torch.Tensor:
         if self.interrupt is not None and self.interrupt():

@@ -23,13 +23,6 @@ SENTENCES = [
 
 
 @pytest.fixture(scope="module")
-def engine(model_dir):
-    from worker.engine import TranslationEngine
-
-    return TranslationEngine(Settings(model=str(model_dir), max_new_tokens=6, max_input_tokens=16))
-
-
-@pytest.fixture(scope="module")
 def eos_prone(model_dir):
     """The test model's shape with larger random weights (outputs that depend on the input) and end of
     sentence made likely, so that beams end at many different steps."""
