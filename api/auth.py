@@ -1,15 +1,27 @@
-"""Optional API keys (constant-time comparison, never logged) and per-client rate limits."""
+"""Optional API keys (constant-time comparison, never logged) and per-client rate limits.
+
+A request counts as its API key only when that key is valid; anything else (no key, a wrong key,
+any key while authentication is off) counts as its address, so a made-up key per request cannot
+dodge the limit. Failed key checks are limited per address too, so keys cannot be guessed at speed.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
+import time
 
 from flask import Flask, g, request
 from flask_limiter import Limiter
+from limits import parse
+from limits.storage import storage_from_string
+from limits.strategies import FixedWindowRateLimiter
 
-from api.errors import Unauthorized
+from api.errors import RateLimited, Unauthorized
 from shared.settings import Settings
+
+log = logging.getLogger(__name__)
 
 # Paths that answer without a key and without counting against a rate limit.
 _OPEN_PREFIXES = ("/healthz", "/readyz", "/metrics", "/openapi.json", "/docs", "/static")
@@ -26,16 +38,52 @@ def presented_key() -> str:
     return request.headers.get("X-API-Key", "").strip()
 
 
-def client_id() -> str:
-    """Who a request counts as: its API key's digest when it has one, else its address."""
-    key = presented_key()
-    if key:
-        return "key:" + hashlib.sha256(key.encode()).hexdigest()[:16]
+def key_digest(key: str) -> str:
+    return "key:" + hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+def client_address() -> str:
     return "addr:" + (request.remote_addr or "unknown")
+
+
+def client_id() -> str:
+    """Who a request counts as: its API key's digest when the key is valid, else its address."""
+    return g.get("client") or client_address()
+
+
+def owner_id() -> str:
+    """Whose jobs this request may see: its valid key's digest; '' when authentication is off."""
+    return g.get("client", "")
+
+
+class FailedAuthLimit:
+    """Counts failed key checks per client address in the broker Redis."""
+
+    def __init__(self, settings: Settings):
+        self.limit = parse(settings.auth_failure_limit)
+        storage = storage_from_string(
+            settings.redis_url,
+            socket_timeout=settings.redis_socket_timeout,
+            socket_connect_timeout=settings.redis_socket_timeout,
+        )
+        self.strategy = FixedWindowRateLimiter(storage)
+        self.prefix = f"{settings.key_prefix}authfail"
+
+    def exceeded(self, address: str) -> int:
+        """Count one failure; the seconds until the window resets when over the limit, else 0."""
+        try:
+            if self.strategy.hit(self.limit, self.prefix, address):
+                return 0
+            reset_at, _ = self.strategy.get_window_stats(self.limit, self.prefix, address)
+        except Exception as exc:  # noqa: BLE001 - a broker outage must not lock every client out
+            log.warning("could not count a failed key check: %s", exc)
+            return 0
+        return max(1, int(reset_at - time.time()) + 1)
 
 
 def init_app(app: Flask, settings: Settings) -> None:
     keys = [k.encode() for k in settings.api_key_list]
+    failures = FailedAuthLimit(settings) if keys and settings.auth_failure_limit else None
 
     @app.before_request
     def _require_key() -> None:
@@ -46,9 +94,13 @@ def init_app(app: Flask, settings: Settings) -> None:
         matched = False
         for key in keys:
             matched |= hmac.compare_digest(given, key)
-        if not given or not matched:
-            raise Unauthorized("a valid API key is required (Authorization: Bearer <key> or X-API-Key)")
-        g.client = client_id()
+        if given and matched:
+            g.client = key_digest(given.decode())
+            return
+        retry_after = failures.exceeded(client_address()) if failures else 0
+        if retry_after:
+            raise RateLimited("too many failed API key checks from this address; try again later", retry_after)
+        raise Unauthorized("a valid API key is required (Authorization: Bearer <key> or X-API-Key)")
 
     if settings.rate_limit:
         limiter = Limiter(

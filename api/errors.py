@@ -49,6 +49,18 @@ class ValidationError(ApiError):
     status, code = 422, "validation_error"
 
 
+class IdempotencyMismatch(ApiError):
+    status, code = 422, "idempotency_mismatch"
+
+
+class RequestTimeout(ApiError):
+    status, code = 408, "request_timeout"
+
+
+class BadRequest(ApiError):
+    status, code = 400, "bad_request"
+
+
 class RateLimited(ApiError):
     status, code = 429, "rate_limited"
 

@@ -7,7 +7,7 @@ import re
 from flask import Blueprint, request
 
 from api import services
-from api.auth import client_id
+from api.auth import client_id, owner_id
 from api.errors import Conflict, NotFound
 from api.submission import submit
 from api.validation import parse_translation_request, read_json_object
@@ -25,8 +25,9 @@ def job_response(job: Job, created: bool = True):  # type: ignore[no-untyped-def
 
 
 def load_job(job_id: str) -> Job:
+    """The job, if the caller may see it: another API key's job is as unknown as a missing one (404)."""
     job = services().store.get(job_id) if _JOB_ID.match(job_id) else None
-    if job is None:
+    if job is None or (job.owner and job.owner != owner_id()):
         raise NotFound(f"no job {job_id}")
     return job
 
@@ -34,9 +35,9 @@ def load_job(job_id: str) -> Job:
 @bp.post("")
 def create_job():  # type: ignore[no-untyped-def]
     """Validate, then answer from the cache (200) or queue the job (202)."""
-    body = read_json_object(request)
+    body = read_json_object(request, services().settings)
     translation = parse_translation_request(body, services().settings)
-    job, _ = submit(services(), translation, request.headers.get("Idempotency-Key"), client_id())
+    job, _ = submit(services(), translation, request.headers.get("Idempotency-Key"), client_id(), owner_id())
     return job_response(job)
 
 
@@ -47,7 +48,8 @@ def get_job(job_id: str):  # type: ignore[no-untyped-def]
 
 @bp.delete("/<job_id>")
 def cancel_job(job_id: str):  # type: ignore[no-untyped-def]
-    outcome = services().store.cancel(job_id) if _JOB_ID.match(job_id) else "missing"
+    load_job(job_id)  # 404 for another key's job
+    outcome = services().store.cancel(job_id)
     if outcome == "missing":
         raise NotFound(f"no job {job_id}")
     if outcome == "refused":

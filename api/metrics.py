@@ -6,7 +6,7 @@ from typing import Iterator
 
 import redis
 from flask import Blueprint, Response
-from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 
 from api import services
@@ -69,4 +69,4 @@ def metrics():  # type: ignore[no-untyped-def]
         body = generate_latest(registry)
     except redis.RedisError:
         return Response("# broker Redis unavailable\n", status=503, mimetype="text/plain")
-    return Response(body, mimetype="text/plain; version=0.0.4; charset=utf-8")
+    return Response(body, content_type=CONTENT_TYPE_LATEST)  # a full Content-Type: Flask adds no charset

@@ -23,12 +23,22 @@ def _error(description: str, retry_after: bool = False) -> dict[str, Any]:
 
 
 _ERRORS = {
-    "400": _error("Body is not valid JSON or not valid UTF-8 (`invalid_json`)."),
+    "400": _error(
+        "Body is not valid JSON, not valid UTF-8 or nested too deeply (`invalid_json`), or its chunked framing "
+        "is broken (`bad_request`)."
+    ),
     "401": _error("API keys are configured and the key is missing or wrong (`unauthorized`)."),
+    "408": _error("The body was not sent within TRANSQ_READ_TIMEOUT seconds (`request_timeout`)."),
     "413": _error("Body over the byte limit (`payload_too_large`)."),
     "415": _error("Content-Type is not application/json (`unsupported_media_type`)."),
-    "422": _error("Wrong types, empty text, too many texts/characters/sentences, wrong language pair."),
-    "429": _error("Rate limit exceeded (`rate_limited`).", retry_after=True),
+    "422": _error(
+        "Wrong types, empty text, too many texts/characters/sentences, wrong language pair (`validation_error`); "
+        "an Idempotency-Key already used with a different request (`idempotency_mismatch`)."
+    ),
+    "429": _error(
+        "Rate limit exceeded, or too many failed API key checks from this address (`rate_limited`).",
+        retry_after=True,
+    ),
     "503": _error("Queue over its limit (`overloaded`) or Redis down/full (`unavailable`).", retry_after=True),
 }
 _JOB_ID = {"name": "job_id", "in": "path", "required": True, "schema": {"type": "string", "pattern": "^[0-9a-f]{32}$"}}
@@ -71,7 +81,12 @@ def spec() -> dict[str, Any]:
             },
         ],
     }
-    errors_for_submit = {k: _ERRORS[k] for k in ("400", "401", "413", "415", "422", "429", "503")}
+    errors_for_submit = {k: _ERRORS[k] for k in ("400", "401", "408", "413", "415", "422", "429", "503")}
+    job_failed = {
+        "409": _error("The job was cancelled meanwhile (`conflict`)."),
+        "502": _error("The job failed: its worker was lost or broke (`worker_lost`, `internal_error`)."),
+        "504": _error("The job failed with `timeout` (it ran over the task time limit)."),
+    }
     json_body = lambda schema: {"required": True, "content": {"application/json": {"schema": schema}}}  # noqa: E731
     return {
         "openapi": "3.0.3",
@@ -202,8 +217,12 @@ def spec() -> dict[str, Any]:
                             },
                         },
                         "202": _job("Not done in time: poll the job.", location=True),
-                        "500": _error("The job failed (its error code)."),
                         **errors_for_submit,
+                        **job_failed,
+                        "422": _error(
+                            "As for POST /v1/jobs, or the job failed because a sentence needs more memory than "
+                            "the worker has (`resource_exhausted`)."
+                        ),
                     },
                 }
             },
@@ -233,9 +252,16 @@ def spec() -> dict[str, Any]:
                                 }
                             },
                         },
-                        "202": _job("Not done in time: poll the job.", location=True),
-                        "500": _error("The job failed (its error code)."),
                         **errors_for_submit,
+                        **job_failed,
+                        "422": _error(
+                            "As for POST /v1/jobs, or the job failed because a sentence needs more memory than "
+                            "the worker has (`resource_exhausted`)."
+                        ),
+                        "504": _error(
+                            "No translation within TRANSQ_WAIT_TIMEOUT (`timeout`; the message names the job to "
+                            "poll), or the job failed with `timeout`."
+                        ),
                     },
                 }
             },

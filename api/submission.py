@@ -9,12 +9,12 @@ import time
 import redis
 from kombu.exceptions import KombuError, OperationalError
 
-from api.errors import Overloaded, Unavailable
+from api.errors import IdempotencyMismatch, Overloaded, Unavailable
 from api.services import Services
 from api.validation import TranslationRequest
 from shared.cache import normalise
 from shared.celery_factory import TRANSLATE_TASK
-from shared.jobs import QUEUED, SUCCEEDED, Job, new_job_id, utc_now
+from shared.jobs import QUEUED, SUCCEEDED, Created, Idempotency, Job, new_job_id, utc_now
 from shared.splitter import join_translations
 
 log = logging.getLogger(__name__)
@@ -22,30 +22,39 @@ _PUBLISH_RETRY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "
 
 
 def submit(
-    services: Services, request: TranslationRequest, idempotency_key: str | None = None, client: str = ""
+    services: Services,
+    request: TranslationRequest,
+    idempotency_key: str | None = None,
+    client: str = "",
+    owner: str = "",
 ) -> tuple[Job, bool]:
-    """Store and enqueue a job, or answer it from the cache. Returns (job, created now)."""
+    """Store and enqueue a job, or answer it from the cache. Returns (job, created now).
+
+    `client` scopes the Idempotency-Key; `owner` is stored with the job (only it may read the job)."""
     settings = services.settings
-    idem_key = None
-    job_id = new_job_id()
+    idempotency = None
     if idempotency_key:
-        digest = hashlib.sha256(f"{client}\0{idempotency_key}".encode()).hexdigest()
-        idem_key = services.keys.idempotency(digest)
-        if not services.redis.set(idem_key, job_id, nx=True, ex=settings.idempotency_ttl):
-            existing = services.store.get(services.redis.get(idem_key) or "")
-            if existing is not None:
-                return existing, False
-            services.redis.set(idem_key, job_id, ex=settings.idempotency_ttl)
-    try:
-        job = _create(services, job_id, request)
-    except BaseException:
-        if idem_key:
-            _forget(services, idem_key)
-        raise
+        scoped = hashlib.sha256(f"{client}\0{idempotency_key}".encode()).hexdigest()
+        idempotency = Idempotency(services.keys.idempotency(scoped), request.digest, settings.idempotency_ttl)
+    job, created = _create(services, new_job_id(), request, idempotency, owner)
+    if created.outcome == "exists":
+        if created.request_digest != request.digest:
+            raise IdempotencyMismatch("this Idempotency-Key was already used with a different request body")
+        existing = services.store.get(created.job_id)
+        if existing is None:  # expired between the two calls
+            raise Unavailable("the job of this Idempotency-Key has just expired; try again", retry_after=1)
+        return existing, False
+    if created.outcome == "overloaded":
+        raise Overloaded(f"the queue holds {settings.max_queue} or more jobs; try again later", retry_after=5)
+    if job.status == QUEUED:
+        _enqueue(services, job, idempotency)
     return job, True
 
 
-def _create(services: Services, job_id: str, request: TranslationRequest) -> Job:
+def _create(
+    services: Services, job_id: str, request: TranslationRequest, idempotency: Idempotency | None, owner: str
+) -> tuple[Job, Created]:
+    """The job record, finished at once when every sentence is cached, stored in one atomic call."""
     settings = services.settings
     namespace = services.cache_namespace()
     found = services.cache.get_many(namespace, [normalise(s) for s in request.sentences]) if namespace else []
@@ -60,6 +69,7 @@ def _create(services: Services, job_id: str, request: TranslationRequest) -> Job
         sentences_total=len(request.sentences),
         cached_sentences=hits,
         submitted=time.time(),
+        owner=owner,
     )
     if hits == len(request.sentences):
         job.status, job.started_at, job.finished_at = SUCCEEDED, now, now
@@ -69,19 +79,26 @@ def _create(services: Services, job_id: str, request: TranslationRequest) -> Job
             join_translations(segs, [next(translations) for s in segs if s.translate])  # type: ignore[misc]
             for segs in request.segments
         ]
-        services.store.create(job, counters=_counters(hits, 0, fast=True))
-        return job
-    if services.store.pending_count() >= settings.max_queue:
-        raise Overloaded(f"the queue holds {settings.max_queue} or more jobs; try again later", retry_after=5)
-    services.store.create(job, counters=_counters(hits, len(request.sentences) - hits, fast=False))
+    counters = _counters(hits, len(request.sentences) - hits, fast=job.status == SUCCEEDED)
+    created = services.store.create(job, counters=counters, idempotency=idempotency, max_queue=settings.max_queue)
+    return job, created
+
+
+def _enqueue(services: Services, job: Job, idempotency: Idempotency | None) -> None:
+    """Send the job's message; when that fails, remove the job (and its idempotency key) again."""
     try:
         services.celery.send_task(TRANSLATE_TASK, args=[job.id], retry=True, retry_policy=_PUBLISH_RETRY)
     except (KombuError, OperationalError, redis.RedisError, OSError) as exc:
         log.error("could not enqueue job %s: %s", job.id, exc, extra={"job_id": job.id})
-        _forget_job(services, job.id)
+        _forget_job(services, job.id, idempotency)
         raise Unavailable("the queue is unavailable; the job was not accepted", retry_after=5) from None
-    log.info("job %s queued (%d sentences, %d cached)", job.id, job.sentences_total, hits, extra={"job_id": job.id})
-    return job
+    log.info(
+        "job %s queued (%d sentences, %d cached)",
+        job.id,
+        job.sentences_total,
+        job.cached_sentences,
+        extra={"job_id": job.id},
+    )
 
 
 def _counters(hits: int, misses: int, fast: bool) -> dict[str, int]:
@@ -91,15 +108,8 @@ def _counters(hits: int, misses: int, fast: bool) -> dict[str, int]:
     return {name: amount for name, amount in counters.items() if amount}
 
 
-def _forget(services: Services, key: str) -> None:
+def _forget_job(services: Services, job_id: str, idempotency: Idempotency | None) -> None:
     try:
-        services.redis.delete(key)
-    except redis.RedisError:
-        pass
-
-
-def _forget_job(services: Services, job_id: str) -> None:
-    try:
-        services.store.delete(job_id)
+        services.store.delete(job_id, idempotency.key if idempotency else None)
     except redis.RedisError:
         log.warning("job %s may be left queued without a message", job_id)

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from flask import Blueprint, jsonify, request
 
 from api import services
-from api.auth import client_id
+from api.auth import client_id, owner_id
 from api.errors import error_response
 from api.jobs import job_response
 from api.submission import submit
@@ -18,9 +18,15 @@ from shared.jobs import FAILED, SUCCEEDED, Job
 bp = Blueprint("translate", __name__)
 DEFAULT_WAIT = 10.0
 
+# The HTTP status of a failed job's error code, for the calls that wait: the job failed, the API did not,
+# so never a 500. An input too large for the worker's memory is the client's (422); the rest are the
+# translation backend's (timeout 504, a lost or broken worker 502).
+FAILED_JOB_STATUS = {"resource_exhausted": 422, "timeout": 504, "worker_lost": 502, "internal_error": 502}
+
 
 def wait_for(job: Job, timeout: float) -> Job:
-    """Poll the job store until the job is final or the timeout passes."""
+    """Poll the job store until the job is final or the timeout passes (under gevent the sleeps yield,
+    so a waiting request holds no thread)."""
     deadline = time.monotonic() + timeout
     delay = 0.02
     while not job.finished and time.monotonic() < deadline:
@@ -32,35 +38,48 @@ def wait_for(job: Job, timeout: float) -> Job:
 
 def _failed(job: Job):  # type: ignore[no-untyped-def]
     error = job.error or {"code": "internal_error", "message": "the job failed"}
-    status = 422 if error.get("code") == "resource_exhausted" else 500
-    return error_response(status, error["code"], error["message"])
+    return error_response(FAILED_JOB_STATUS.get(error.get("code", ""), 502), error["code"], error["message"])
+
+
+def _cancelled(job: Job):  # type: ignore[no-untyped-def]
+    return error_response(409, "conflict", f"job {job.id} was cancelled")
 
 
 @bp.post("/v1/translate")
 def translate():  # type: ignore[no-untyped-def]
     """Submit and wait up to `timeout` seconds: 200 with translations, else 202 with the job."""
-    body = read_json_object(request)
+    body = read_json_object(request, services().settings)
     req = parse_translation_request(body, services().settings, allow_timeout=True)
-    job, _ = submit(services(), req, request.headers.get("Idempotency-Key"), client_id())
+    job, _ = submit(services(), req, request.headers.get("Idempotency-Key"), client_id(), owner_id())
     timeout = req.timeout if req.timeout is not None else min(DEFAULT_WAIT, services().settings.wait_timeout)
     job = wait_for(job, timeout)
     if job.status == SUCCEEDED:
         return {"translations": job.result or []}
     if job.status == FAILED:
         return _failed(job)
+    if job.finished:
+        return _cancelled(job)
     return job_response(job)
 
 
 @bp.post("/api/translate")
 def legacy_translate():  # type: ignore[no-untyped-def]
-    """The single-process services' call: {"text"} -> {"translation", "timestamp"}."""
-    body = read_json_object(request)
+    """The single-process services' call: {"text"} -> {"translation", "timestamp"}, or an error; never a
+    job body (its callers know nothing of jobs): 504 `timeout` names the job to poll."""
+    body = read_json_object(request, services().settings)
     req = parse_translation_request({"text": body.get("text")}, services().settings)
-    job, _ = submit(services(), req, None, client_id())
+    job, _ = submit(services(), req, None, client_id(), owner_id())
     job = wait_for(job, services().settings.wait_timeout)
     if job.status == SUCCEEDED:
         stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         return jsonify(translation="\n".join(job.result or []), timestamp=stamp)
     if job.status == FAILED:
         return _failed(job)
-    return job_response(job)
+    if job.finished:
+        return _cancelled(job)
+    return error_response(
+        504,
+        "timeout",
+        f"no translation within {services().settings.wait_timeout:g}s; it is still running as job {job.id} "
+        f"(GET /v1/jobs/{job.id})",
+    )

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import time
 from dataclasses import dataclass
 from typing import Any
 
 from flask import Request
+from werkzeug.exceptions import HTTPException
 
-from api.errors import InvalidJson, UnsupportedMediaType, ValidationError
+from api.errors import BadRequest, InvalidJson, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, ValidationError
 from shared.settings import Settings
 from shared.splitter import Segment, sentences, split_text
 
@@ -21,6 +24,15 @@ class TranslationRequest:
     sentences: list[str]
     single: bool  # the body used `text`, not `texts`
     timeout: float | None = None
+    source_lang: str = ""
+    target_lang: str = ""
+
+    @property
+    def digest(self) -> str:
+        """What the request asks for, normalised (`text` and a one-item `texts` are the same request):
+        an Idempotency-Key reused with a different request is refused, not answered with the first job."""
+        canonical = json.dumps([self.texts, self.source_lang, self.target_lang], ensure_ascii=False)
+        return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 # A text must hold a character outside this class: whitespace by Python's rules and by JSON Schema's
@@ -34,18 +46,53 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def read_json_object(request: Request) -> dict[str, Any]:
+def read_body(request: Request, limit: int, timeout: float) -> bytes:
+    """The raw body, at most `limit` bytes whether it has a Content-Length or comes chunked: 413 over the
+    limit, 400 when its framing is broken (a bad chunk size), 408 when it is not all sent in `timeout`s."""
+    if request.content_length is not None and request.content_length > limit:
+        raise PayloadTooLarge(f"the request body is over the limit of {limit} bytes")
+    deadline = time.monotonic() + timeout
+    parts, size = [], 0
+    try:
+        while True:
+            part = request.stream.read(min(65536, limit + 1 - size))
+            if not part:
+                break
+            parts.append(part)
+            size += len(part)
+            if size > limit:
+                raise PayloadTooLarge(f"the request body is over the limit of {limit} bytes")
+            if time.monotonic() > deadline:
+                raise RequestTimeout(f"the request body was not sent within {timeout:g}s")
+    except (PayloadTooLarge, RequestTimeout):
+        raise
+    except TimeoutError:
+        raise RequestTimeout(f"the request body was not sent within {timeout:g}s") from None
+    except HTTPException as exc:
+        if isinstance(exc.__context__, TimeoutError):  # werkzeug's ClientDisconnected, raised on a timed-out read
+            raise RequestTimeout(f"the request body was not sent within {timeout:g}s") from None
+        if exc.code == 413:
+            raise PayloadTooLarge(f"the request body is over the limit of {limit} bytes") from None
+        raise
+    except Exception as exc:  # noqa: BLE001 - the server's own framing errors (bad chunk size, cut body)
+        raise BadRequest(f"the request body could not be read: {type(exc).__name__}") from None
+    return b"".join(parts)
+
+
+def read_json_object(request: Request, settings: Settings) -> dict[str, Any]:
     """The body as a JSON object: 415 unless JSON, 400 unless valid UTF-8 JSON, 422 unless an object."""
     mimetype = request.mimetype or ""
     if mimetype != "application/json" and not mimetype.endswith("+json"):
         raise UnsupportedMediaType("Content-Type must be application/json")
-    raw = request.get_data(cache=True)  # over the byte limit raises 413 before anything is parsed
+    raw = read_body(request, settings.max_body_bytes, settings.read_timeout)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InvalidJson(f"the body is not valid UTF-8 (byte {exc.start})") from None
     try:
         body = json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise InvalidJson("the body is not valid JSON: nested too deeply") from None
     except ValueError as exc:
         raise InvalidJson(f"the body is not valid JSON: {exc}") from None
     if not isinstance(body, dict):
@@ -108,4 +155,12 @@ def parse_translation_request(
     flat = [s for segs in segments for s in sentences(segs)]
     if len(flat) > settings.max_sentences:
         raise ValidationError(f"the texts have {len(flat)} sentences; at most {settings.max_sentences} are allowed")
-    return TranslationRequest(texts, segments, flat, single, float(timeout) if timeout is not None else None)
+    return TranslationRequest(
+        texts,
+        segments,
+        flat,
+        single,
+        float(timeout) if timeout is not None else None,
+        str(body.get("source_lang") or settings.source_lang).strip().lower(),
+        str(body.get("target_lang") or settings.target_lang).strip().lower(),
+    )

@@ -89,8 +89,10 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=5, help="length of one measurement")
     parser.add_argument("--rounds", type=int, default=3, help="alternating measurements of each endpoint")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn processes for both servers")
-    parser.add_argument("--threads", type=int, default=8, help="gunicorn threads per process for both servers")
-    parser.add_argument("--worker-class", default="gthread", help="gunicorn worker class for both servers")
+    parser.add_argument("--threads", type=int, default=8, help="threads per process with --worker-class gthread")
+    parser.add_argument(
+        "--worker-class", default=None, help="gunicorn worker class for both servers (default: the API's own, gevent)"
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     if not shutil.which("wrk"):
@@ -156,8 +158,12 @@ def main() -> None:
             api.stop()
     print(
         f"\n{args.connections} connections, median of {args.rounds} alternating {args.seconds} s runs, gunicorn "
-        f"{args.worker_class} {args.workers} x {args.threads} "
-        f"threads, 3 sentences per request\n"
+        + (
+            f"{args.worker_class} {args.workers} x {args.threads} threads"
+            if args.worker_class
+            else f"gevent x {args.workers}"
+        )
+        + ", 3 sentences per request\n"
     )
     headers = ["endpoint", "requests/s", "p50 ms", "p99 ms", "non-2xx", "gunicorn CPU µs/req", "Redis CPU µs/req"]
     print(table([*headers, "÷ bare"], rows))

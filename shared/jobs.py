@@ -19,18 +19,35 @@ FINAL_STATUSES = (SUCCEEDED, FAILED, CANCELLED)
 # Shared by the scripts: rank of each status; a transition must raise the rank.
 _RANKS = "local rank = {queued=0, running=1, succeeded=2, failed=2, cancelled=2}\n"
 
-# KEYS: job, pending, stats. ARGV: ttl, pending score ('' when not queued), id, the number of counters,
+# KEYS: job, pending, stats, idempotency key. ARGV: ttl, pending score ('' when not queued), id, queue cap
+# (0: none), idempotency ('' when none: "<ttl> <request digest>"), job key prefix, the number of counters,
 # counter/amount pairs, then field/value pairs. One command, flat arguments (nothing to decode): cheap to
-# send and to run, and atomic (nothing is half-written, even on OOM).
+# send and to run, and atomic (nothing is half-written, even on OOM): the idempotency key, the queue cap
+# and the insert are one step, so concurrent submissions can neither both create nor both pass the cap.
 _CREATE = """
-redis.call('HSET', KEYS[1], unpack(ARGV, 5 + 2 * tonumber(ARGV[4])))
+local fields = 8 + 2 * tonumber(ARGV[7])
+if ARGV[5] ~= '' then
+  local existing = redis.call('GET', KEYS[4])
+  if existing then
+    local id = string.match(existing, '^(%S+)')
+    if redis.call('EXISTS', ARGV[6] .. id) == 1 then return {'exists', existing} end
+  end
+end
+if ARGV[2] ~= '' and tonumber(ARGV[4]) > 0 and redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then
+  return {'overloaded', ''}
+end
+redis.call('HSET', KEYS[1], unpack(ARGV, fields))
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[1]))
 if ARGV[2] ~= '' then redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3]) end
-for i = 5, 4 + 2 * tonumber(ARGV[4]), 2 do redis.call('HINCRBY', KEYS[3], ARGV[i], ARGV[i + 1]) end
-return 1
+if ARGV[5] ~= '' then
+  local ttl, digest = string.match(ARGV[5], '^(%S+) (%S+)$')
+  redis.call('SET', KEYS[4], ARGV[3] .. ' ' .. digest, 'EX', tonumber(ttl))
+end
+for i = 8, fields - 1, 2 do redis.call('HINCRBY', KEYS[3], ARGV[i], ARGV[i + 1]) end
+return {'created', ''}
 """
 
-# KEYS: job, pending, lease. ARGV: id, new status, now, ttl, then field/value pairs.
+# KEYS: job, pending, lease, partial translations. ARGV: id, new status, now, ttl, then field/value pairs.
 _TRANSITION = (
     _RANKS
     + """
@@ -41,8 +58,9 @@ redis.call('HSET', KEYS[1], 'status', ARGV[2])
 for i = 5, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 if rank[ARGV[2]] == 2 then
   redis.call('HSET', KEYS[1], 'finished_at', ARGV[3])
+  redis.call('HDEL', KEYS[1], 'parked')
   redis.call('ZREM', KEYS[2], ARGV[1])
-  redis.call('DEL', KEYS[3])
+  redis.call('DEL', KEYS[3], KEYS[4])
 end
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
 return {'ok', ARGV[2]}
@@ -50,21 +68,32 @@ return {'ok', ARGV[2]}
 )
 
 # KEYS: job, pending, lease. ARGV: id, worker, lease ms, now, max lost deliveries,
-# fresh only (1: claim queued jobs only), result ttl, worker_lost error JSON.
+# fresh only (1: claim queued or parked jobs only), result ttl, worker_lost error JSON, lapse is loss (0: a
+# running job without a lease is left to its holder, who may be alive: the claimant saw a broker outage).
+# A parked job (given back by a round, see _PARK) is taken without counting a delivery.
 _CLAIM = """
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then
   redis.call('ZREM', KEYS[2], ARGV[1])
   return {'missing', 0}
 end
+local parked = false
 if status == 'running' then
-  if ARGV[6] == '1' or redis.call('EXISTS', KEYS[3]) == 1 then return {'leased', 0} end
+  if redis.call('EXISTS', KEYS[3]) == 1 then return {'leased', 0} end
+  parked = redis.call('HGET', KEYS[1], 'parked') == '1'
+  if not parked and (ARGV[6] == '1' or ARGV[9] == '0') then return {'leased', 0} end
 elseif status ~= 'queued' then
   redis.call('ZREM', KEYS[2], ARGV[1])
   return {'final', 0}
 end
 redis.call('ZREM', KEYS[2], ARGV[1])
-local attempts = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
+local attempts
+if parked then
+  redis.call('HDEL', KEYS[1], 'parked')
+  attempts = tonumber(redis.call('HGET', KEYS[1], 'attempts'))
+else
+  attempts = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
+end
 if attempts - 1 >= tonumber(ARGV[5]) then
   redis.call('HSET', KEYS[1], 'status', 'failed', 'error', ARGV[8], 'finished_at', ARGV[4])
   redis.call('EXPIRE', KEYS[1], tonumber(ARGV[7]))
@@ -77,30 +106,48 @@ redis.call('SET', KEYS[3], ARGV[2], 'PX', tonumber(ARGV[3]))
 return {'claimed', attempts}
 """
 
-# KEYS: leases. ARGV: worker, lease ms. Renews only the leases this worker holds.
+# KEYS: lease, job, lease, job, ... ARGV: worker, lease ms. Renews the leases this worker holds, and
+# takes back one that expired while the job still runs on this worker (a broker freeze or restart can
+# outlast a lease; the job was never lost), unless the job was parked.
 _RENEW = """
 local renewed = 0
-for _, key in ipairs(KEYS) do
-  if redis.call('GET', key) == ARGV[1] then
-    redis.call('PEXPIRE', key, tonumber(ARGV[2]))
+for i = 1, #KEYS, 2 do
+  local holder = redis.call('GET', KEYS[i])
+  if holder == ARGV[1] then
+    redis.call('PEXPIRE', KEYS[i], tonumber(ARGV[2]))
+    renewed = renewed + 1
+  elseif not holder and redis.call('HGET', KEYS[i + 1], 'worker') == ARGV[1]
+      and redis.call('HGET', KEYS[i + 1], 'status') == 'running'
+      and redis.call('HGET', KEYS[i + 1], 'parked') ~= '1' then
+    redis.call('SET', KEYS[i], ARGV[1], 'PX', tonumber(ARGV[2]))
     renewed = renewed + 1
   end
 end
 return renewed
 """
 
-# KEYS: job, lease. ARGV: worker. Gives a claimed job back without counting a lost delivery.
-_RELEASE = """
-if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
-redis.call('DEL', KEYS[2])
-if redis.call('HGET', KEYS[1], 'status') == 'running' then redis.call('HINCRBY', KEYS[1], 'attempts', -1) end
+# KEYS: job, pending, lease. ARGV: id, worker. Gives a claimed, running job back to the pending set, under
+# its submission time, for any round to take without counting a lost delivery: a round that has run long
+# while others wait parks its unfinished jobs (fairness), one stopped by its time limit parks the jobs it
+# had taken in. Its translations so far are in its partial hash (see _PROGRESS).
+_PARK = """
+if redis.call('GET', KEYS[3]) ~= ARGV[2] then return 0 end
+if redis.call('HGET', KEYS[1], 'status') ~= 'running' then return 0 end
+redis.call('DEL', KEYS[3])
+redis.call('HSET', KEYS[1], 'parked', '1')
+redis.call('ZADD', KEYS[2], redis.call('HGET', KEYS[1], 'submitted'), ARGV[1])
 return 1
 """
 
-# KEYS: job. ARGV: sentences done so far. Never recreates an expired record.
+# KEYS: job, partial translations. ARGV: sentences done so far, of them from the cache, ttl, then
+# index/translation pairs of new translations. Never recreates an expired record.
 _PROGRESS = """
 if redis.call('HGET', KEYS[1], 'status') ~= 'running' then return 0 end
-redis.call('HSET', KEYS[1], 'sentences_done', ARGV[1])
+redis.call('HSET', KEYS[1], 'sentences_done', ARGV[1], 'cached_sentences', ARGV[2])
+if #ARGV > 3 then
+  redis.call('HSET', KEYS[2], unpack(ARGV, 4))
+  redis.call('EXPIRE', KEYS[2], tonumber(ARGV[3]))
+end
 return 1
 """
 
@@ -133,6 +180,7 @@ class Job:
     error: dict[str, str] | None = None
     attempts: int = 0
     submitted: float = field(default_factory=time.time)
+    owner: str = ""  # who created it (an API key's digest) when keys are on; only they can see it
 
     @classmethod
     def from_hash(cls, data: dict[str, str]) -> Job:
@@ -151,6 +199,7 @@ class Job:
             error=json.loads(data["error"]) if data.get("error") else None,
             attempts=int(data.get("attempts", 0)),
             submitted=float(data.get("submitted", 0)),
+            owner=data.get("owner", ""),
         )
 
     def to_hash(self) -> dict[str, str]:
@@ -165,6 +214,7 @@ class Job:
             "cached_sentences": self.cached_sentences,
             "attempts": self.attempts,
             "submitted": self.submitted,
+            "owner": self.owner,
         }
         if self.started_at:
             fields["started_at"] = self.started_at
@@ -199,6 +249,25 @@ class Job:
 
 
 @dataclass(frozen=True)
+class Idempotency:
+    """An Idempotency-Key as stored: its Redis key and the digest of the request it was first sent with."""
+
+    key: str
+    request_digest: str
+    ttl: int
+
+
+@dataclass(frozen=True)
+class Created:
+    """What create() did: 'created'; 'exists' (the idempotency key names `job_id`, first sent with a
+    request of `request_digest`); or 'overloaded' (the queue was at its cap, nothing written)."""
+
+    outcome: str
+    job_id: str = ""
+    request_digest: str = ""
+
+
+@dataclass(frozen=True)
 class Claim:
     """The outcome of trying to take a job: claimed, leased (someone else runs it), final, missing or lost."""
 
@@ -218,36 +287,73 @@ class JobStore:
         self._transition = client.register_script(_TRANSITION)
         self._claim = client.register_script(_CLAIM)
         self._renew = client.register_script(_RENEW)
-        self._release = client.register_script(_RELEASE)
+        self._park = client.register_script(_PARK)
         self._progress = client.register_script(_PROGRESS)
 
     # --- the API side -------------------------------------------------------------
 
-    def create(self, job: Job, counters: dict[str, int] | None = None) -> None:
-        """Store a job in one atomic call: a queued one joins the pending set, a finished one gets the
-        result TTL; `counters` are added to the stats hash in the same call."""
+    def create(
+        self,
+        job: Job,
+        counters: dict[str, int] | None = None,
+        idempotency: Idempotency | None = None,
+        max_queue: int = 0,
+    ) -> Created:
+        """Store a job in one atomic call: a queued one joins the pending set (unless `max_queue` jobs
+        already wait), a finished one gets the result TTL; `counters` are added to the stats hash and
+        the idempotency key is set in the same call, unless it already names a job."""
         queued = job.status == QUEUED
         counters = counters or {}
         args: list[Any] = [
             self.job_ttl if queued else self.result_ttl,
             repr(job.submitted) if queued else "",
             job.id,
+            max_queue,
+            f"{idempotency.ttl} {idempotency.request_digest}" if idempotency else "",
+            self.keys.job(""),
             len(counters),
         ]
         for pair in (*counters.items(), *job.to_hash().items()):
             args.extend(pair)
-        self._create(keys=[self.keys.job(job.id), self.keys.pending, self.keys.stats], args=args)
+        idem_key = idempotency.key if idempotency else self.keys.job(job.id)
+        outcome, existing = self._create(
+            keys=[self.keys.job(job.id), self.keys.pending, self.keys.stats, idem_key], args=args
+        )
+        if outcome == "exists":
+            job_id, _, digest = existing.partition(" ")
+            return Created(outcome, job_id, digest)
+        return Created(outcome, job.id if outcome == "created" else "")
 
-    def delete(self, job_id: str) -> None:
-        """Remove a job whose message could not be sent, so nothing is half-written."""
+    def delete(self, job_id: str, idempotency_key: str | None = None) -> None:
+        """Remove a job whose message could not be sent (and its idempotency key), so nothing is
+        half-written."""
         pipe = self.client.pipeline(transaction=True)
-        pipe.delete(self.keys.job(job_id))
+        pipe.delete(self.keys.job(job_id), *([idempotency_key] if idempotency_key else []))
         pipe.zrem(self.keys.pending, job_id)
         pipe.execute()
 
     def get(self, job_id: str) -> Job | None:
         data = self.client.hgetall(self.keys.job(job_id))
         return Job.from_hash(data) if data.get("status") else None
+
+    def get_many(self, job_ids: list[str]) -> list[Job | None]:
+        pipe = self.client.pipeline(transaction=False)
+        for job_id in job_ids:
+            pipe.hgetall(self.keys.job(job_id))
+        return [Job.from_hash(data) if data.get("status") else None for data in pipe.execute()]
+
+    def statuses(self, job_ids: list[str]) -> list[str | None]:
+        pipe = self.client.pipeline(transaction=False)
+        for job_id in job_ids:
+            pipe.hget(self.keys.job(job_id), "status")
+        return list(pipe.execute())
+
+    def sizes(self, job_ids: list[str]) -> list[int]:
+        """Each job's number of sentences (0 for a job that is gone)."""
+        pipe = self.client.pipeline(transaction=False)
+        for job_id in job_ids:
+            pipe.hget(self.keys.job(job_id), "sentences_total")
+        return [int(size or 0) for size in pipe.execute()]
 
     def pending_count(self) -> int:
         return int(self.client.zcard(self.keys.pending))
@@ -259,7 +365,13 @@ class JobStore:
     # --- the worker side ----------------------------------------------------------
 
     def claim(
-        self, job_id: str, worker: str, lease_seconds: float, max_deliveries: int, fresh_only: bool = False
+        self,
+        job_id: str,
+        worker: str,
+        lease_seconds: float,
+        max_deliveries: int,
+        fresh_only: bool = False,
+        lapse_is_loss: bool = True,
     ) -> Claim:
         error = json.dumps(
             {"code": "worker_lost", "message": f"the worker died {max_deliveries} times while running this job"}
@@ -275,6 +387,7 @@ class JobStore:
                 int(fresh_only),
                 self.result_ttl,
                 error,
+                int(lapse_is_loss),
             ],
         )
         return Claim(outcome, int(attempts))
@@ -282,17 +395,45 @@ class JobStore:
     def oldest_pending(self, limit: int) -> list[str]:
         return list(self.client.zrange(self.keys.pending, 0, limit - 1))
 
+    def waiting_since(self, before: float, limit: int) -> list[str]:
+        """Queued jobs that have waited since before `before` (unix seconds), oldest first."""
+        return list(self.client.zrangebyscore(self.keys.pending, "-inf", before, start=0, num=limit))
+
+    def mark_woken(self, job_id: str, ttl_seconds: int) -> bool:
+        """True for the one caller that may re-send this job's wake-up within `ttl_seconds`."""
+        return bool(self.client.set(self.keys.wake(job_id), "1", nx=True, ex=ttl_seconds))
+
     def renew_leases(self, job_ids: Iterable[str], worker: str, lease_seconds: float) -> int:
-        keys = [self.keys.lease(j) for j in job_ids]
+        keys = [key for j in job_ids for key in (self.keys.lease(j), self.keys.job(j))]
         if not keys:
             return 0
         return int(self._renew(keys=keys, args=[worker, int(lease_seconds * 1000)]))
 
-    def release(self, job_id: str, worker: str) -> bool:
-        return bool(self._release(keys=[self.keys.job(job_id), self.keys.lease(job_id)], args=[worker]))
+    def drop_lease(self, job_id: str) -> None:
+        """Let a running job's lease go, so that its next claim counts a lost delivery."""
+        self.client.delete(self.keys.lease(job_id))
 
-    def set_progress(self, job_id: str, sentences_done: int) -> None:
-        self._progress(keys=[self.keys.job(job_id)], args=[sentences_done])
+    def park(self, job_id: str, worker: str) -> bool:
+        """Give a job this worker runs back to the pending set (see _PARK); False if it was not ours."""
+        keys = [self.keys.job(job_id), self.keys.pending, self.keys.lease(job_id)]
+        return bool(self._park(keys=keys, args=[job_id, worker]))
+
+    def set_progress(
+        self, job_id: str, sentences_done: int, cached: int = 0, new: dict[int, str] | None = None
+    ) -> None:
+        """Record progress and the job's `new` translations (by sentence index), kept until it is final so
+        that a parked or redelivered job resumes where it was, whatever the sentence cache holds."""
+        args: list[Any] = [sentences_done, cached, self.job_ttl]
+        for index, translation in (new or {}).items():
+            args += [index, translation]
+        self._progress(keys=[self.keys.job(job_id), self.keys.partial(job_id)], args=args)
+
+    def partial_translations(self, job_ids: list[str]) -> list[dict[int, str]]:
+        """The translations recorded so far of each job, by sentence index."""
+        pipe = self.client.pipeline(transaction=False)
+        for job_id in job_ids:
+            pipe.hgetall(self.keys.partial(job_id))
+        return [{int(i): t for i, t in found.items()} for found in pipe.execute()]
 
     def succeed(self, job_id: str, translations: list[str], cached_sentences: int, sentences_done: int) -> str:
         return self._move(
@@ -312,7 +453,6 @@ class JobStore:
         args: list[str] = [job_id, status, utc_now(), str(self.result_ttl)]
         for name, value in fields.items():
             args += [name, value]
-        outcome, _ = self._transition(
-            keys=[self.keys.job(job_id), self.keys.pending, self.keys.lease(job_id)], args=args
-        )
+        keys = [self.keys.job(job_id), self.keys.pending, self.keys.lease(job_id), self.keys.partial(job_id)]
+        outcome, _ = self._transition(keys=keys, args=args)
         return outcome

@@ -22,6 +22,14 @@ class Keys:
         """Sorted set of queued job ids (score: submission time) that workers batch from."""
         return f"{self.prefix}pending"
 
+    def partial(self, job_id: str) -> str:
+        """Hash of a running job's translations so far, by sentence index."""
+        return f"{self.prefix}partial:{job_id}"
+
+    def wake(self, job_id: str) -> str:
+        """Set while a re-sent wake-up message of a waiting job is on its way (one per job at a time)."""
+        return f"{self.prefix}wake:{job_id}"
+
     def idempotency(self, digest: str) -> str:
         return f"{self.prefix}idem:{digest}"
 

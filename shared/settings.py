@@ -59,6 +59,11 @@ class Settings:
     max_round_sentences: int = setting(
         512, "Most sentences one worker task takes from waiting jobs to translate together."
     )
+    fair_slice_batches: int = setting(
+        2,
+        "Batches a round runs while other jobs wait before it gives its unfinished jobs back to the queue, so a "
+        "big job cannot hold a worker (0: never).",
+    )
     cgroup_root: str = setting(
         "/sys/fs/cgroup", "Where the memory guard reads the container's cgroup (v2 or v1) limit and usage."
     )
@@ -102,6 +107,14 @@ class Settings:
     api_keys: str = setting("", "Comma-separated API keys; empty disables authentication.")
     rate_limit: str = setting(
         "600/minute", "Per API key (or client address) rate limit in flask-limiter syntax; empty disables it."
+    )
+    auth_failure_limit: str = setting(
+        "20/minute", "Failed API key checks allowed per client address (flask-limiter syntax); more get 429."
+    )
+    read_timeout: float = setting(
+        10.0,
+        "Seconds a client may take to send a request's headers, and again its body; slower ones are cut off "
+        "(a slow body gets 408).",
     )
     log_format: str = setting("text", "`text` or `json` (one JSON object per line).")
     log_level: str = setting("INFO", "Logging level.")

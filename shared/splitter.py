@@ -18,14 +18,19 @@ from typing import Iterable, Iterator, NamedTuple
 _CLOSERS = "\"'”’」』）)】》〉\\]"
 _SENTENCE = re.compile(
     rf"""
-    [^\n]*?                                    # the sentence, lazily
+    (?: [^\n。！？；!?;….]+ | \.(?!\s|$) )*           # the sentence: no terminator, no line break
     (?: (?:[。！？；!?;]|…+|\.(?=\s|$))+ [{_CLOSERS}]*   # its terminator(s)
-      | (?=\n) | $ )                           # or the end of the line
+      | (?=\n) | $ )                                 # or the end of the line
     """,
     re.VERBOSE,
 )
+# The sentence part is a greedy run of characters that cannot end it, so a match costs one pass over its
+# text and never backtracks: what stops the run is always a terminator, a line break or the end.
 _SOFT_BREAKS = "，,、：:"
 _JOINERS = {"\u200d", "\ufe0f", "\ufe0e"}
+# A cut moves left at most this far to keep a character with its marks and joiners (the longest emoji
+# sequences are about a dozen code points); a longer run is cut where it is.
+_LONGEST_CLUSTER = 32
 
 
 class Segment(NamedTuple):
@@ -68,29 +73,37 @@ def _append_sentence(segments: list[Segment], chunk: str, max_chars: int) -> Non
 
 
 def split_long(sentence: str, max_chars: int) -> list[str]:
-    """Cut a sentence over `max_chars` at a comma, else a space, else anywhere safe."""
+    """Cut a sentence over `max_chars` at a comma, else a space, else anywhere safe. Linear in the
+    sentence's length: it walks one offset forward and never copies the rest."""
     pieces: list[str] = []
-    rest = sentence
-    while len(rest) > max_chars:
-        window = rest[:max_chars]
-        cut = max(window.rfind(ch) for ch in _SOFT_BREAKS) + 1
-        if cut <= max_chars // 4:
-            cut = window.rfind(" ") + 1
-        if cut <= max_chars // 4:
-            cut = _safe_cut(rest, max_chars)
-        head, rest = rest[:cut].strip(), rest[cut:].strip()
+    start, end = 0, len(sentence)
+    while end - start > max_chars:
+        limit = start + max_chars
+        cut = max(sentence.rfind(ch, start, limit) for ch in _SOFT_BREAKS) + 1
+        if cut - start <= max_chars // 4:
+            cut = sentence.rfind(" ", start, limit) + 1
+        if cut - start <= max_chars // 4:
+            cut = _safe_cut(sentence, limit, max(start + max_chars // 2, limit - _LONGEST_CLUSTER))
+        head = sentence[start:cut].strip()
         if head:
             pieces.append(head)
-    if rest:
-        pieces.append(rest)
+        start = cut
+        while start < end and sentence[start].isspace():
+            start += 1
+    if start < end:
+        pieces.append(sentence[start:end])
     return pieces
 
 
-def _safe_cut(text: str, cut: int) -> int:
-    """Move a cut left so it never separates a combining mark, joiner or surrogate-free cluster."""
-    while cut > 1 and (unicodedata.combining(text[cut]) or text[cut] in _JOINERS or text[cut - 1] in _JOINERS):
-        cut -= 1
-    return cut
+def _safe_cut(text: str, cut: int, lowest: int) -> int:
+    """Move a cut left, not below `lowest`, so it does not separate a combining mark or a joiner from
+    its character; a run of joiners longer than that is cut where it is (bounded work per piece)."""
+    position = cut
+    while position > lowest and (
+        unicodedata.combining(text[position]) or text[position] in _JOINERS or text[position - 1] in _JOINERS
+    ):
+        position -= 1
+    return position if position > lowest else cut
 
 
 def _merge_gaps(segments: list[Segment]) -> list[Segment]:

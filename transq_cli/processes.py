@@ -146,21 +146,14 @@ class ApiProcess:
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen[bytes] | None = None
 
-    def start(self, workers: int = 2, threads: int = 4, worker_class: str = "gthread") -> ApiProcess:
-        args = [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "--bind",
-            f"127.0.0.1:{self.port}",
-            "--workers",
-            str(workers),
-            "--threads",
-            str(threads),
-            "--worker-class",
-            worker_class,
-            self.app,
-        ]
+    def start(self, workers: int = 2, threads: int = 4, worker_class: str | None = None) -> ApiProcess:
+        """gunicorn with the API's own settings (api/gunicorn_config.py: the gevent worker); another
+        `worker_class` (benchmarks compare them) uses `threads` threads per process."""
+        args = [sys.executable, "-m", "gunicorn", "-c", "python:api.gunicorn_config"]
+        args += ["--bind", f"127.0.0.1:{self.port}", "--workers", str(workers)]
+        if worker_class:
+            args += ["--worker-class", worker_class, "--threads", str(threads)]
+        args.append(self.app)
         self.process = _spawn(args, {**_env(self.settings), **self.extra_env}, self.log_path)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -173,4 +166,6 @@ class ApiProcess:
         raise TimeoutError(f"API did not start on port {self.port}: {tail}")
 
     def stop(self) -> None:
-        stop_process(self.process, timeout=15)
+        # gunicorn's quick shutdown: a graceful one waits for idle keep-alive connections (up to the read
+        # timeout), and the API holds nothing worth draining (every accepted job is in Redis).
+        stop_process(self.process, timeout=15, sig=signal.SIGINT)

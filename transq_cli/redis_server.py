@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -11,11 +12,11 @@ import time
 import redis
 
 
-def stop_process(process: subprocess.Popen[bytes] | None, timeout: float) -> None:
-    """Terminate a process we started; kill it if it has not exited within `timeout` seconds."""
+def stop_process(process: subprocess.Popen[bytes] | None, timeout: float, sig: int = signal.SIGTERM) -> None:
+    """Stop a process we started with `sig`; kill it if it has not exited within `timeout` seconds."""
     if process is None or process.poll() is not None:
         return
-    process.terminate()
+    process.send_signal(sig)
     try:
         process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:

@@ -26,6 +26,8 @@ log = logging.getLogger(__name__)
 settings = Settings.from_env()
 configure_logging(settings.log_format, settings.log_level)
 app = make_celery(settings, name="transq-worker")
+if settings.redis_url.startswith(("redis://", "rediss://")):
+    app.conf.broker_transport = "worker.broker_transport:Transport"  # a full broker: reconnect, not exit
 _JOB_ID = re.compile(r"^[0-9a-f]{32}$")
 
 
@@ -66,7 +68,8 @@ def translate_job(self: TranslateTask, job_id: Any) -> None:
         return
     token = current_job_id.set(job_id)
     try:
-        result = run_round(self.context, job_id)
+        with self.context.round_running():
+            result = run_round(self.context, job_id)
     except redis.RedisError as exc:
         # The broker went away outside a store call that waits it out: try the job again later.
         log.warning("broker Redis unavailable (%s); job %s goes back to the queue", exc, job_id)

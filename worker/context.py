@@ -7,9 +7,15 @@ import os
 import secrets
 import socket
 import threading
+import time
+from contextlib import contextmanager
 from functools import cached_property
+from typing import Iterator
+
+from celery import Celery
 
 from shared.cache import SentenceCache, namespace_for
+from shared.celery_factory import TRANSLATE_TASK, make_celery
 from shared.jobs import JobStore
 from shared.keys import Keys
 from shared.memory import probe_memory
@@ -17,6 +23,7 @@ from shared.redis_client import broker_redis, cache_redis
 from shared.settings import Settings
 from shared.stats import Stats
 from shared.workers import WorkerRegistry
+from worker.broker_health import BrokerHealth
 
 log = logging.getLogger(__name__)
 WORKER_ID_FILE = os.environ.get("TRANSQ_WORKER_ID_FILE", "/tmp/transq-worker-id")
@@ -36,6 +43,24 @@ class WorkerContext:
         # Host and pid alone can repeat (containers on the host network share a hostname and may share pids).
         self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
         self._heartbeat_stop = threading.Event()
+        self.broker = BrokerHealth()
+        self._rounds_running = 0
+        self._idle_since = time.monotonic()
+
+    @contextmanager
+    def round_running(self) -> Iterator[None]:
+        """Marks this process busy (it sends no wake-ups for waiting jobs meanwhile)."""
+        self._rounds_running += 1
+        try:
+            yield
+        finally:
+            self._rounds_running -= 1
+            self._idle_since = time.monotonic()
+
+    def lapse_is_loss(self) -> bool:
+        """Whether a running job whose lease lapsed counts as lost now: not within two leases of a broker
+        outage this process saw (its holder may be alive, its lease expired during the outage)."""
+        return not self.broker.troubled_within(2 * self.settings.lease_seconds)
 
     @cached_property
     def engine(self):  # type: ignore[no-untyped-def]
@@ -59,8 +84,35 @@ class WorkerContext:
         self.engine.warm_up()
         _ = self.namespace
 
+    @cached_property
+    def _producer(self) -> Celery:
+        return make_celery(self.settings, name="transq-worker-wake")
+
+    def wake(self, job_id: str) -> None:
+        """Send a new wake-up message for a job (it queues behind the messages already waiting)."""
+        self._producer.send_task(TRANSLATE_TASK, args=[job_id])
+
+    def wake_forgotten_jobs(self) -> int:
+        """Re-send the wake-up of jobs that have waited two leases while this worker sat idle as long.
+
+        A queued job's message can be lost: a consumer took it while the broker was full (kombu could not
+        record it as unacknowledged), or the API died between storing the job and sending it. The job
+        would then wait for another job's round forever. A duplicate wake-up is harmless (the job is
+        claimed once), and the wake key lets one worker of the fleet send it per job and lease period."""
+        stale = 2 * self.settings.lease_seconds
+        if self._rounds_running or time.monotonic() - self._idle_since < stale:
+            return 0
+        sent = 0
+        for job_id in self.store.waiting_since(time.time() - stale, limit=8):
+            if self.store.mark_woken(job_id, max(1, int(stale))):
+                log.warning("job %s waited %.0fs with this worker idle: sending its wake-up again", job_id, stale)
+                self.wake(job_id)
+                sent += 1
+        return sent
+
     def start_heartbeat(self) -> None:
-        """Report readiness (model loaded) every few seconds from a background thread."""
+        """Report readiness (model loaded) every few seconds from a background thread, and re-send the
+        wake-ups of forgotten waiting jobs."""
         from worker.engine import describe
 
         info = describe(self.engine)
@@ -75,7 +127,9 @@ class WorkerContext:
             while True:
                 try:
                     self.registry.beat(self.worker_id, info, self.settings.model, self.namespace)
+                    self.wake_forgotten_jobs()
                 except Exception as exc:  # noqa: BLE001 - keep beating through broker outages
+                    self.broker.saw_trouble()
                     log.warning("heartbeat failed: %s", exc)
                 if self._heartbeat_stop.wait(self.settings.heartbeat_seconds):
                     return

@@ -1,10 +1,11 @@
 """The job store against a real Redis: transitions only move forward, atomically."""
 
 import threading
+import time
 
 import pytest
 
-from shared.jobs import QUEUED, Job, JobStore, new_job_id, utc_now
+from shared.jobs import QUEUED, Idempotency, Job, JobStore, new_job_id, utc_now
 from shared.keys import Keys
 
 
@@ -77,12 +78,43 @@ def test_lost_deliveries_fail_the_job(store):
     assert failed.status == "failed" and failed.error["code"] == "worker_lost"
 
 
-def test_release_does_not_count_an_attempt(store):
+def test_a_parked_job_waits_again_and_its_next_claim_counts_no_attempt(store, redis_client):
     job = make_job(store)
     store.claim(job.id, "w1", 5, 3)
-    assert store.release(job.id, "w2") is False
-    assert store.release(job.id, "w1") is True
-    assert store.claim(job.id, "w2", 5, 3).attempts == 1
+    store.set_progress(job.id, 1, 0, {0: "half"})
+    assert store.park(job.id, "w2") is False  # not w2's to give back
+    assert store.park(job.id, "w1") is True
+    assert store.oldest_pending(5) == [job.id] and store.get(job.id).status == "running"
+    assert store.renew_leases([job.id], "w1", 5) == 0  # its old holder does not take it back
+    assert store.claim(job.id, "w2", 5, 3, fresh_only=True).outcome == "claimed"  # rounds may take it in
+    assert store.get(job.id).attempts == 1 and store.partial_translations([job.id]) == [{0: "half"}]
+    store.succeed(job.id, ["done"], 0, 1)
+    assert not redis_client.exists(Keys().partial(job.id))  # kept only while it runs
+
+
+def test_a_lapsed_lease_counts_as_lost_only_when_the_claimant_saw_no_outage(store):
+    job = make_job(store)
+    store.claim(job.id, "w1", 0.05, 3)
+    time.sleep(0.1)  # the lease lapsed (a broker freeze, or w1 died)
+    assert store.claim(job.id, "w2", 5, 3, lapse_is_loss=False).outcome == "leased"
+    assert store.renew_leases([job.id], "w1", 5) == 1  # w1 is alive: it takes its lease back
+    assert store.claim(job.id, "w2", 5, 3).outcome == "leased"
+    store.drop_lease(job.id)
+    assert store.claim(job.id, "w2", 5, 3).attempts == 2
+
+
+def test_create_checks_the_queue_cap_and_the_idempotency_key_in_one_step(store, redis_client):
+    first = make_job(store)
+    second = Job(id=new_job_id(), status=QUEUED, texts=["再见。"], model="m", created_at=utc_now(), sentences_total=1)
+    assert store.create(second, max_queue=1).outcome == "overloaded"
+    assert not redis_client.exists(Keys().job(second.id))
+    idem = Idempotency(Keys().idempotency("k"), "digest-a", 60)
+    assert store.create(second, idempotency=idem, max_queue=2).outcome == "created"
+    third = Job(id=new_job_id(), status=QUEUED, texts=["再见。"], model="m", created_at=utc_now(), sentences_total=1)
+    again = store.create(third, idempotency=idem, max_queue=0)
+    assert (again.outcome, again.job_id, again.request_digest) == ("exists", second.id, "digest-a")
+    assert not redis_client.exists(Keys().job(third.id)) and store.pending_count() == 2
+    assert first.id != second.id
 
 
 def test_concurrent_writers_cannot_regress(store):

@@ -8,6 +8,7 @@ import pytest
 
 from shared.jobs import QUEUED, Job, new_job_id, utc_now
 from shared.settings import Settings
+from worker.leases import LeaseKeeper
 
 SENTENCES = ["今天天气很好。", "谢谢你的帮助！", "明天可能会下雨。", "我们去公园散步吧。", "请把门关上。"]
 
@@ -45,7 +46,7 @@ def test_small_batch_stops_for_arrivals_and_the_round_takes_them_in(context, cap
     first = _submit(ctx, SENTENCES[0])
     _claim(ctx, first)  # its message came first, and found nobody else waiting
     arrivals = [_submit(ctx, s) for s in SENTENCES[1:]]  # then a burst, while its batch starts
-    with caplog.at_level("INFO", logger="worker.rounds"), rounds.LeaseKeeper(ctx, [first]) as keeper:
+    with caplog.at_level("INFO", logger="worker"), LeaseKeeper(ctx, [first]) as keeper:
         rounds._translate_jobs(ctx, [first], own_job_id=first, keeper=keeper)
     assert keeper.job_ids == [first, *arrivals]  # their leases were renewed with the round's
     assert "batch of 1 stopped" in caplog.text and "took 4 arriving job(s)" in caplog.text
@@ -72,7 +73,7 @@ def test_a_round_without_a_keeper_never_stops_for_arrivals(context):
 
 
 def test_arrival_watch_asks_only_during_the_first_steps_and_wants_the_batch_doubled(context):
-    from worker.rounds import REGROUP_STEPS, ArrivalWatch
+    from worker.batch_runner import REGROUP_STEPS, ArrivalWatch
 
     ctx = context
     for text in SENTENCES[:2]:
@@ -94,14 +95,35 @@ def test_the_stopped_batchs_jobs_run_first_in_the_new_plan(model_dir, redis_serv
         redis_url=redis_server.url, model=str(model_dir), max_new_tokens=6, max_input_tokens=64, max_batch_sentences=4
     )
     ctx = WorkerContext(settings)
-    first = _submit(ctx, "请把门关上，我们要开始今天的会议了，大家请坐好。")  # the longest sentence here
+    # Two long sentences: a batch of two, under half the budget of four, so it watches for arrivals.
+    first = _submit(
+        ctx, "请把门关上，我们要开始今天的会议了，大家请坐好。我们明天早上八点在学校门口见面，不要迟到。", 2
+    )
     _claim(ctx, first)
-    big = _submit(ctx, "".join(SENTENCES[:4]), sentences=4)  # four shorter sentences: a batch of their own
-    with caplog.at_level("INFO", logger="worker.rounds"), rounds.LeaseKeeper(ctx, [first]) as keeper:
+    arrivals = [_submit(ctx, s) for s in SENTENCES[:3]]  # three short one-sentence jobs: a batch of their own
+    with caplog.at_level("INFO", logger="worker"), LeaseKeeper(ctx, [first]) as keeper:
         rounds._translate_jobs(ctx, [first], own_job_id=first, keeper=keeper)
-    assert keeper.job_ids == [first, big]
-    assert [ctx.redis.hget(ctx.keys.job(j), "status") for j in (first, big)] == ["succeeded"] * 2
-    # Sorted by length alone, the short sentences' batch would run first; the stopped batch's job goes first.
+    assert keeper.job_ids == [first, *arrivals]
+    assert [ctx.redis.hget(ctx.keys.job(j), "status") for j in (first, *arrivals)] == ["succeeded"] * 4
+    # By length, and shortest job first, the arrivals' batch would run first; the stopped batch's job goes first.
     finished = [r.getMessage() for r in caplog.records if "succeeded" in r.getMessage()]
-    assert finished[0].startswith(f"job {first} succeeded")
-    assert finished[1].startswith(f"job {big} succeeded")
+    assert finished[0].startswith(f"job {first} succeeded"), finished
+
+
+def test_batches_run_shortest_job_first(model_dir, redis_server, caplog):
+    """A one-sentence job sharing a round with a big one finishes with the first batch, not the last."""
+    from worker import rounds
+    from worker.context import WorkerContext
+
+    settings = Settings(redis_url=redis_server.url, model=str(model_dir), max_new_tokens=6, max_batch_sentences=4)
+    ctx = WorkerContext(settings)
+    big_text = "".join(f"第{i}句很短。" for i in range(12))  # short sentences: by length their batches go first
+    big = _submit(ctx, big_text, sentences=12)
+    small = _submit(ctx, "请把门关上，我们要开始今天的会议了，大家请坐好。")  # the longest sentence: last by length
+    for job_id in (big, small):
+        _claim(ctx, job_id)
+    with caplog.at_level("INFO", logger="worker"):
+        rounds._translate_jobs(ctx, [big, small], own_job_id=big)
+    finished = [r.getMessage() for r in caplog.records if "succeeded" in r.getMessage()]
+    assert finished[0].startswith(f"job {small} succeeded"), finished
+    assert ctx.redis.hget(ctx.keys.job(big), "status") == "succeeded"

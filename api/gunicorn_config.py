@@ -1,0 +1,31 @@
+"""gunicorn settings of the API: `gunicorn -c python:api.gunicorn_config "api:create_app()"`.
+
+Command-line options (--bind, --workers) override these. The read deadline is TRANSQ_READ_TIMEOUT.
+"""
+
+import os
+import warnings
+
+from gevent.monkey import MonkeyPatchWarning
+
+from shared.settings import Settings
+
+# gunicorn has imported ssl before its gevent worker patches the standard library; the API makes no TLS
+# connections of its own (TLS ends in front of it), so gevent's warning about that is noise here.
+warnings.filterwarnings("ignore", category=MonkeyPatchWarning)
+
+_settings = Settings.from_env()
+
+bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8080")
+workers = int(os.environ.get("GUNICORN_WORKERS", "2"))
+worker_class = "api.server.ApiWorker"
+worker_connections = int(os.environ.get("GUNICORN_CONNECTIONS", "1000"))
+# Headers must arrive within this (and an idle keep-alive connection is closed after it).
+keepalive = max(1, int(_settings.read_timeout))
+timeout = 30
+graceful_timeout = 30
+# gunicorn's defaults, named here because the README documents them: a 4094-byte request line,
+# 100 header fields, 8190 bytes per field. Over them: 414 / 431 in JSON (api.server).
+limit_request_line = 4094
+limit_request_fields = 100
+limit_request_field_size = 8190

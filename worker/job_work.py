@@ -1,0 +1,116 @@
+"""One claimed job while its sentences are translated: loading it, filling it from what is already
+translated, and storing its outcome."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from shared.cache import normalise
+from shared.jobs import Job
+from shared.splitter import Segment, join_translations, sentences, split_text
+
+if TYPE_CHECKING:
+    from worker.context import WorkerContext
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class JobWork:
+    """A claimed job while its sentences are translated."""
+
+    job: Job
+    segments: list[list[Segment]]
+    sentences: list[str]
+    translations: list[str | None]
+    cached: int = 0
+    saved: set[int] = field(default_factory=set)  # indices whose translation is in the partial hash
+
+    @property
+    def done(self) -> int:
+        return sum(t is not None for t in self.translations)
+
+    @property
+    def complete(self) -> bool:
+        return all(t is not None for t in self.translations)
+
+    @property
+    def remaining(self) -> int:
+        return len(self.translations) - self.done
+
+    def unsaved(self) -> dict[int, str]:
+        """Translations not yet recorded with the job's progress; they count as saved from now."""
+        new = {i: t for i, t in enumerate(self.translations) if t is not None and i not in self.saved}
+        self.saved.update(new)
+        return new
+
+    def assemble(self) -> list[str]:
+        out, position = [], 0
+        for segs in self.segments:
+            count = sum(s.translate for s in segs)
+            out.append(join_translations(segs, self.translations[position : position + count]))
+            position += count
+        return out
+
+
+def load_works(ctx: WorkerContext, job_ids: list[str]) -> list[JobWork]:
+    """The claimed jobs, split into sentences, with the translations they already have (their own
+    partial results first, then the sentence cache)."""
+    jobs = ctx.broker.retry(lambda: ctx.store.get_many(job_ids))
+    partials = ctx.broker.retry(lambda: ctx.store.partial_translations(job_ids))
+    works = []
+    for job, partial in zip(jobs, partials):
+        if job is None:
+            continue
+        if job.attempts == 1 and not partial:
+            ctx.stats.observe("queue_wait_seconds", max(0.0, time.time() - job.submitted))
+        segments = [split_text(text, ctx.settings.max_sentence_chars) for text in job.texts]
+        flat = [normalise(s) for segs in segments for s in sentences(segs)]
+        translations: list[str | None] = [partial.get(i) for i in range(len(flat))]
+        # A resumed job's cache hits so far were recorded with its progress.
+        works.append(
+            JobWork(
+                job, segments, flat, translations, cached=job.cached_sentences if partial else 0, saved=set(partial)
+            )
+        )
+    _fill_from_cache(ctx, works)
+    return works
+
+
+def _fill_from_cache(ctx: WorkerContext, works: list[JobWork]) -> None:
+    missing = [w for w in works if not w.complete]
+    looked_up = sum(w.remaining for w in missing)
+    unique = list(dict.fromkeys(s for w in missing for s, t in zip(w.sentences, w.translations) if t is None))
+    found = dict(zip(unique, ctx.cache.get_many(ctx.namespace, unique))) if unique else {}
+    hits = 0
+    for work in missing:
+        for i, sentence in enumerate(work.sentences):
+            if work.translations[i] is None and found.get(sentence) is not None:
+                work.translations[i] = found[sentence]
+                work.cached += 1
+                hits += 1
+    ctx.stats.incr("cache_hits", hits)
+    ctx.stats.incr("cache_misses", looked_up - hits)
+
+
+def finish(ctx: WorkerContext, work: JobWork) -> None:
+    outcome = ctx.broker.retry(lambda: ctx.store.succeed(work.job.id, work.assemble(), work.cached, work.done))
+    if outcome == "ok":
+        ctx.stats.job_finished("succeeded", work.job.submitted)
+        log.info(
+            "job %s succeeded (%d sentences, %d cached)",
+            work.job.id,
+            len(work.sentences),
+            work.cached,
+            extra={"job_id": work.job.id},
+        )
+
+
+def fail(ctx: WorkerContext, job_id: str, code: str, message: str) -> None:
+    outcome = ctx.broker.retry(lambda: ctx.store.fail(job_id, code, message))
+    if outcome == "ok":
+        ctx.stats.job_finished("failed", None)
+        log.warning("job %s failed: %s: %s", job_id, code, message, extra={"job_id": job_id})

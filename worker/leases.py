@@ -1,0 +1,44 @@
+"""Keeping a round's jobs leased while it runs, so that no other worker takes them as lost."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import TYPE_CHECKING
+
+import redis
+
+if TYPE_CHECKING:
+    from worker.context import WorkerContext
+
+log = logging.getLogger(__name__)
+
+
+class LeaseKeeper:
+    """Renews the leases of the jobs in a round from a background thread."""
+
+    def __init__(self, ctx: WorkerContext, job_ids: list[str]):
+        self.ctx = ctx
+        self.job_ids = list(job_ids)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="lease-keeper", daemon=True)
+
+    def __enter__(self) -> LeaseKeeper:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def add(self, job_ids: list[str]) -> None:
+        self.job_ids = self.job_ids + job_ids  # one assignment: the renewing thread sees old or new
+
+    def _run(self) -> None:
+        interval = max(0.2, self.ctx.settings.lease_seconds / 3)
+        while not self._stop.wait(interval):
+            try:
+                self.ctx.store.renew_leases(self.job_ids, self.ctx.worker_id, self.ctx.settings.lease_seconds)
+            except redis.RedisError as exc:
+                self.ctx.broker.saw_trouble()
+                log.warning("could not renew leases: %s", exc)
