@@ -39,17 +39,17 @@ class RedisStatsCollector:
             family = CounterMetricFamily(f"transq_{name}", help_text)
             family.add_metric([], counters.get(name, 0))
             yield family
-        pipe = self.svc.redis.pipeline(transaction=False)
-        pipe.zcard(self.svc.keys.pending)
-        pipe.llen(self.svc.settings.queue_name)
-        pending, messages = pipe.execute()
-        yield GaugeMetricFamily("transq_queue_depth", "Jobs waiting for a worker.", value=pending)
-        yield GaugeMetricFamily("transq_queue_messages", "Messages on the Celery queue.", value=messages)
-        yield GaugeMetricFamily(
-            "transq_workers_ready",
-            "Workers with a loaded model and a fresh heartbeat.",
-            value=self.svc.registry.ready_count(),
+        depth = GaugeMetricFamily("transq_queue_depth", "Jobs waiting for a worker.", labels=["pair"])
+        messages = GaugeMetricFamily("transq_queue_messages", "Messages on the Celery queues.", labels=["pair"])
+        ready = GaugeMetricFamily(
+            "transq_workers_ready", "Workers with a loaded model and a fresh heartbeat.", labels=["pair"]
         )
+        for name, pair in self.svc.routes.pairs().items():
+            waiting, queued = self.svc.store.queue_sizes([r.key for r in pair.routes])
+            depth.add_metric([name], waiting)
+            messages.add_metric([name], queued)
+            ready.add_metric([name], sum(pair.workers.values()))
+        yield from (depth, messages, ready)
         for name, bounds in HISTOGRAMS.items():
             buckets = [(str(b), histograms.get(f"{name}:{b}", 0.0)) for b in bounds]
             buckets.append(("+Inf", histograms.get(f"{name}:+Inf", 0.0)))

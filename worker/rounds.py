@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from celery.exceptions import SoftTimeLimitExceeded
 
+from shared.error_codes import ErrorCode
 from worker.batch_runner import PassEnd, save_progress, translate_pass
 from worker.job_work import JobWork, fail, finish, load_works
 from worker.leases import LeaseKeeper
@@ -51,11 +52,7 @@ class RoundResult:
 def run_round(ctx: WorkerContext, job_id: str) -> RoundResult:
     """Claim the job (and waiting ones), translate, store results."""
     settings = ctx.settings
-    claim = ctx.broker.retry(
-        lambda: ctx.store.claim(
-            job_id, ctx.worker_id, settings.lease_seconds, settings.max_deliveries, lapse_is_loss=ctx.lapse_is_loss()
-        )
-    )
+    claim = ctx.broker.retry(lambda: ctx.claim(job_id))
     claimed: list[str] = []
     solo = False
     if claim.outcome == "leased":
@@ -86,8 +83,8 @@ def run_round(ctx: WorkerContext, job_id: str) -> RoundResult:
 def _claim_waiting(ctx: WorkerContext, budget: int, taken: list[str], used: int | None = None) -> list[str]:
     """Claim the oldest waiting jobs whose sentences fit in what is left of the budget (`used`
     sentences, by default those of the first of `taken`)."""
-    store, settings = ctx.store, ctx.settings
-    candidates = [j for j in store.oldest_pending(64) if j not in taken]
+    store = ctx.store
+    candidates = [j for j in store.oldest_pending(ctx.route.key, 64) if j not in taken]
     if not candidates:
         return []
     own = taken[:1] if used is None else []
@@ -98,8 +95,7 @@ def _claim_waiting(ctx: WorkerContext, budget: int, taken: list[str], used: int 
     for candidate, size in zip(candidates, sizes):
         if used and used + size > budget:
             continue
-        result = store.claim(candidate, ctx.worker_id, settings.lease_seconds, settings.max_deliveries, fresh_only=True)
-        if result.outcome == "claimed":
+        if ctx.claim(candidate, fresh_only=True).outcome == "claimed":
             claimed.append(candidate)
             used += size
     return claimed
@@ -140,20 +136,19 @@ def _translate_jobs(
             log.info("took %d arriving job(s) into the round", len(new))
     except SoftTimeLimitExceeded:
         if own_job_id in active:
-            fail(ctx, own_job_id, "timeout", f"the job ran longer than {ctx.settings.task_soft_time_limit}s")
+            fail(ctx, own_job_id, ErrorCode.TIMEOUT, f"the job ran longer than {ctx.settings.task_soft_time_limit}s")
             active.pop(own_job_id)
         _park(ctx, active)
     except Exception:
         log.exception("translation round of %d job(s) failed", len(active))
         for work in active.values():
             if work.job.id == own_job_id and len(works) == 1:
-                fail(ctx, work.job.id, "internal_error", "the worker could not translate this job")
+                fail(ctx, work.job.id, ErrorCode.INTERNAL_ERROR, "the worker could not translate this job")
             else:
                 # Counted as an attempt, so it runs alone next time and cannot sink others again.
                 ctx.broker.retry(lambda jid=work.job.id: ctx.store.drop_lease(jid))
         if own_job_id in active and len(works) > 1:
-            retry = ctx.store.claim(own_job_id, ctx.worker_id, ctx.settings.lease_seconds, ctx.settings.max_deliveries)
-            if retry.outcome == "claimed":
+            if ctx.claim(own_job_id).outcome == "claimed":
                 _translate_jobs(ctx, [own_job_id], own_job_id)
 
 
@@ -170,7 +165,7 @@ def _park(ctx: WorkerContext, active: dict[str, JobWork]) -> None:
     wake-up (if one cannot be sent, an idle worker re-sends it later: WorkerContext.wake_forgotten_jobs)."""
     for work in active.values():
         save_progress(ctx, work)
-        if ctx.broker.retry(lambda jid=work.job.id: ctx.store.park(jid, ctx.worker_id)):
+        if ctx.broker.retry(lambda jid=work.job.id: ctx.store.park(jid, ctx.route.key, ctx.worker_id)):
             try:
                 ctx.wake(work.job.id)
             except Exception as exc:  # noqa: BLE001 - the job is safe in the pending set
