@@ -52,7 +52,7 @@ def scenario(model: Path, big: list[str], small: list[str], fair_slice: int, tok
         max_new_tokens=tokens,
         min_new_tokens=tokens,
         fair_slice_batches=fair_slice,
-        max_sentences=len(big),
+        max_sentences=2 * len(big),
         max_texts=len(big),
         max_chars=10**7,
         max_body_bytes=2**26,
@@ -108,7 +108,7 @@ def main() -> None:
     workload = load_workload(args.workload, 64)
     model = opus_shaped_model(workload)
     # Distinct sentences of the workload's lengths: the big job's are numbered, the small ones lettered.
-    big = [f"第{i}条。{workload[i % len(workload)]}" for i in range(args.big)]
+    big = [f"第{i}条：{workload[i % len(workload)]}" for i in range(args.big)]
     small = [f"小{i}号：{workload[(7 * i) % len(workload)]}" for i in range(3 + args.small)]
     rows, medians = [], {}
     with tempfile.TemporaryDirectory(prefix="transq-bench-") as tmp:
