@@ -80,6 +80,8 @@ def scenario(model: Path, big: list[str], small: list[str], fair_slice: int, tok
         return {
             "alone": alone,
             "latencies": [_latency(j) for j in smalls],
+            "finished": [round(_seconds(j["finished_at"]) - _seconds(big_job["created_at"]), 2) for j in smalls],
+            "created": [round(_seconds(j["created_at"]) - _seconds(big_job["created_at"]), 2) for j in smalls],
             "before_big": sum(_seconds(j["finished_at"]) < big_end for j in smalls),
             "big_rate": len(big) / _latency(big_job),
         }

@@ -407,8 +407,13 @@ class JobStore:
         return list(self.client.zrangebyscore(self.keys.pending(route), "-inf", before, start=0, num=limit))
 
     def mark_woken(self, job_id: str, ttl_seconds: int) -> bool:
-        """True for the one caller that may re-send this job's wake-up within `ttl_seconds`."""
+        """True for the one caller that may send this job a new wake-up: none is on its way (marked within
+        `ttl_seconds` and not yet taken off the queue)."""
         return bool(self.client.set(self.keys.wake(job_id), "1", nx=True, ex=ttl_seconds))
+
+    def woken(self, job_id: str) -> None:
+        """A message of this job was taken off the queue: the next park or sweep may send another."""
+        self.client.delete(self.keys.wake(job_id))
 
     def renew_leases(self, job_ids: Iterable[str], worker: str, lease_seconds: float) -> int:
         keys = [key for j in job_ids for key in (self.keys.lease(j), self.keys.job(j))]

@@ -52,6 +52,7 @@ class RoundResult:
 def run_round(ctx: WorkerContext, job_id: str) -> RoundResult:
     """Claim the job (and waiting ones), translate, store results."""
     settings = ctx.settings
+    ctx.broker.retry(lambda: ctx.store.woken(job_id))
     claim = ctx.broker.retry(lambda: ctx.claim(job_id))
     claimed: list[str] = []
     solo = False
@@ -81,8 +82,10 @@ def run_round(ctx: WorkerContext, job_id: str) -> RoundResult:
 
 
 def _claim_waiting(ctx: WorkerContext, budget: int, taken: list[str], used: int | None = None) -> list[str]:
-    """Claim the oldest waiting jobs whose sentences fit in what is left of the budget (`used`
-    sentences, by default those of the first of `taken`)."""
+    """Claim waiting jobs whose sentences fit in what is left of the budget (`used` sentences, by default
+    those of the first of `taken`): of the 64 oldest, the smallest first (oldest first among equals), so a
+    round that starts with no job of its own (its job was batched with others earlier) takes the small
+    jobs waiting rather than a parked big one, whose own wake-up brings it back."""
     store = ctx.store
     candidates = [j for j in store.oldest_pending(ctx.route.key, 64) if j not in taken]
     if not candidates:
@@ -92,7 +95,7 @@ def _claim_waiting(ctx: WorkerContext, budget: int, taken: list[str], used: int 
     if used is None:
         used = sizes.pop(0) if own else 0
     claimed: list[str] = []
-    for candidate, size in zip(candidates, sizes):
+    for candidate, size in sorted(zip(candidates, sizes), key=lambda pair: pair[1]):
         if used and used + size > budget:
             continue
         if ctx.claim(candidate, fresh_only=True).outcome == "claimed":
@@ -162,12 +165,17 @@ def _finish_complete(ctx: WorkerContext, works: list[JobWork], active: dict[str,
 
 def _park(ctx: WorkerContext, active: dict[str, JobWork]) -> None:
     """Give the unfinished jobs back to the pending set with their translations so far, and send each a
-    wake-up (if one cannot be sent, an idle worker re-sends it later: WorkerContext.wake_forgotten_jobs)."""
+    wake-up unless one is already on its way (a job parked again and again must not pile wake-ups in front
+    of the jobs waiting behind it). If one cannot be sent, an idle worker re-sends it later
+    (WorkerContext.wake_forgotten_jobs)."""
+    ttl = max(1, int(2 * ctx.settings.lease_seconds))
     for work in active.values():
         save_progress(ctx, work)
-        if ctx.broker.retry(lambda jid=work.job.id: ctx.store.park(jid, ctx.route.key, ctx.worker_id)):
+        job_id = work.job.id
+        parked = ctx.broker.retry(lambda jid=job_id: ctx.store.park(jid, ctx.route.key, ctx.worker_id))
+        if parked and ctx.store.mark_woken(job_id, ttl):
             try:
-                ctx.wake(work.job.id)
+                ctx.wake(job_id)
             except Exception as exc:  # noqa: BLE001 - the job is safe in the pending set
-                log.warning("could not send a wake-up for parked job %s: %s", work.job.id, exc)
+                log.warning("could not send a wake-up for parked job %s: %s", job_id, exc)
     log.info("parked %d unfinished job(s)", len(active), extra={"job_id": None})

@@ -19,7 +19,15 @@ def store(redis_client):
 
 
 def make_job(store: JobStore) -> Job:
-    job = Job(id=new_job_id(), status=QUEUED, texts=["你好。"], model="m", created_at=utc_now(), sentences_total=1, route=ROUTE)
+    job = Job(
+        id=new_job_id(),
+        status=QUEUED,
+        texts=["你好。"],
+        model="m",
+        created_at=utc_now(),
+        sentences_total=1,
+        route=ROUTE,
+    )
     store.create(job)
     return job
 
@@ -109,12 +117,28 @@ def test_a_lapsed_lease_counts_as_lost_only_when_the_claimant_saw_no_outage(stor
 
 def test_create_checks_the_queue_cap_and_the_idempotency_key_in_one_step(store, redis_client):
     first = make_job(store)
-    second = Job(id=new_job_id(), status=QUEUED, texts=["再见。"], model="m", created_at=utc_now(), sentences_total=1, route=ROUTE)
+    second = Job(
+        id=new_job_id(),
+        status=QUEUED,
+        texts=["再见。"],
+        model="m",
+        created_at=utc_now(),
+        sentences_total=1,
+        route=ROUTE,
+    )
     assert store.create(second, max_queue=1).outcome == "overloaded"
     assert not redis_client.exists(Keys().job(second.id))
     idem = Idempotency(Keys().idempotency("k"), "digest-a", 60)
     assert store.create(second, idempotency=idem, max_queue=2).outcome == "created"
-    third = Job(id=new_job_id(), status=QUEUED, texts=["再见。"], model="m", created_at=utc_now(), sentences_total=1, route=ROUTE)
+    third = Job(
+        id=new_job_id(),
+        status=QUEUED,
+        texts=["再见。"],
+        model="m",
+        created_at=utc_now(),
+        sentences_total=1,
+        route=ROUTE,
+    )
     again = store.create(third, idempotency=idem, max_queue=0)
     assert (again.outcome, again.job_id, again.request_digest) == ("exists", second.id, "digest-a")
     assert not redis_client.exists(Keys().job(third.id)) and store.pending_count(ROUTE) == 2
