@@ -9,7 +9,6 @@ from shared.error_codes import ErrorCode
 from shared.jobs import QUEUED, Idempotency, Job, JobStore, new_job_id, utc_now
 from shared.keys import Keys
 
-
 ROUTE = "zh-en-0123456789"
 
 
