@@ -15,7 +15,7 @@ def post_job(stack, texts, timeout=10):
 
 
 def test_06_broker_restart_with_aof_every_accepted_job_finishes(make_stack):
-    s = make_stack(appendonly=True, test_hooks=True, visibility_timeout=20)
+    s = make_stack(appendonly=True, test_hooks=True, visibility_timeout=20, task_soft_time_limit=15, task_time_limit=18)
     running = s.client.submit([slow_text(3, "aof-running")])
     queued = [s.client.submit([f"AOF排队的工作{i}。"]) for i in range(3)]
     recorder = StatusRecorder(s, running["id"])
