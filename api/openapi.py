@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import redis
 from flask import Blueprint, Response, abort, send_from_directory
 
 from api import services
+from api.routing import Pair
 from api.validation import NOT_BLANK
 
 bp = Blueprint("openapi", __name__)
@@ -58,7 +60,11 @@ def _job(description: str, location: bool = False) -> dict[str, Any]:
 def spec() -> dict[str, Any]:
     settings = services().settings
     text = {"type": "string", "minLength": 1, "maxLength": settings.max_chars, "pattern": NOT_BLANK}
-    pairs = services().routes.pairs().values()
+    try:
+        pairs = list(services().routes.pairs().values())
+    except redis.RedisError:  # the document is still served; it names the API's own pair meanwhile
+        default = services().routes.default
+        pairs = [Pair(default.source, default.target, [default])]
     served = ", ".join(sorted(f"{p.source}-{p.target}" for p in pairs))
     languages = {
         "source_lang": {

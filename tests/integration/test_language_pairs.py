@@ -3,10 +3,14 @@ each pair reach only that pair's workers; with one pair's workers stopped the ot
 the stopped pair's jobs wait and finish when a worker of theirs starts."""
 
 import json
+import subprocess
+import sys
 import time
 
 import pytest
 import requests
+
+from tests.stack import ROOT
 
 pytestmark = pytest.mark.slow
 
@@ -63,3 +67,39 @@ def test_two_pairs_route_to_their_own_workers(make_stack, en_zh_model):
     assert s.client.wait(waiting["id"], timeout=60)["status"] == "succeeded"
     assert served_by(s, waiting["id"]).startswith("en-zh-")
     assert zh_en.process.poll() is None
+
+
+def test_the_cli_names_the_pair(make_stack, en_zh_model, tmp_path):
+    s = make_stack(worker=False)
+    s.add_worker("en-zh", model=str(en_zh_model))
+    source = tmp_path / "notes.txt"
+    source.write_text("First paragraph.\n\nSecond one.", encoding="utf-8")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "transq_cli.main",
+            "translate",
+            str(source),
+            "--from",
+            "en",
+            "--to",
+            "zh",
+            "--url",
+            s.api.url,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "\n\n" in result.stdout  # both paragraphs came back, in place
+    jobs = [s.r.hgetall(k) for k in s.r.keys("transq:job:*")]
+    assert [j["model"] for j in jobs] == [str(en_zh_model)]
+
+
+def test_the_cli_never_imports_the_worker():
+    code = "import sys, transq_cli.main, transq_cli.translate_file; print(sorted(m for m in sys.modules if m.split('.')[0] in ('worker', 'torch')))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr
