@@ -11,6 +11,7 @@ from kombu.exceptions import OperationalError
 
 from api.errors import error_response, register_error_handlers
 from api.services import Services
+from shared.error_codes import ErrorCode
 from shared.logging_setup import configure_logging
 from shared.redis_client import redact_url
 from shared.settings import Settings
@@ -37,7 +38,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     @app.errorhandler(OperationalError)
     def _redis_down(exc: Exception):  # type: ignore[no-untyped-def]
         log.warning("broker Redis unavailable: %s", exc)
-        return error_response(503, "unavailable", "the job store is unavailable; try again later", 5)
+        return error_response(ErrorCode.UNAVAILABLE, "the job store is unavailable; try again later", 5)
 
     from api import auth, health, jobs, metrics, openapi, translate, web
 

@@ -24,7 +24,7 @@ from shared.settings import Settings
 log = logging.getLogger(__name__)
 
 # Paths that answer without a key and without counting against a rate limit.
-_OPEN_PREFIXES = ("/healthz", "/readyz", "/metrics", "/openapi.json", "/docs", "/static")
+_OPEN_PREFIXES = ("/healthz", "/readyz", "/metrics", "/openapi.json", "/docs", "/static", "/v1/languages")
 
 
 def _is_open(path: str) -> bool:

@@ -8,12 +8,13 @@ import time
 from flask import Flask, current_app, jsonify
 from werkzeug.exceptions import HTTPException
 
+from shared.error_codes import ErrorCode
+
 log = logging.getLogger(__name__)
 
 
 class ApiError(Exception):
-    status = 500
-    code = "internal_error"
+    code = ErrorCode.INTERNAL_ERROR
 
     def __init__(self, message: str, retry_after: int | None = None):
         super().__init__(message)
@@ -22,72 +23,65 @@ class ApiError(Exception):
 
 
 class InvalidJson(ApiError):
-    status, code = 400, "invalid_json"
-
-
-class Unauthorized(ApiError):
-    status, code = 401, "unauthorized"
-
-
-class NotFound(ApiError):
-    status, code = 404, "not_found"
-
-
-class Conflict(ApiError):
-    status, code = 409, "conflict"
-
-
-class PayloadTooLarge(ApiError):
-    status, code = 413, "payload_too_large"
-
-
-class UnsupportedMediaType(ApiError):
-    status, code = 415, "unsupported_media_type"
-
-
-class ValidationError(ApiError):
-    status, code = 422, "validation_error"
-
-
-class IdempotencyMismatch(ApiError):
-    status, code = 422, "idempotency_mismatch"
-
-
-class RequestTimeout(ApiError):
-    status, code = 408, "request_timeout"
+    code = ErrorCode.INVALID_JSON
 
 
 class BadRequest(ApiError):
-    status, code = 400, "bad_request"
+    code = ErrorCode.BAD_REQUEST
+
+
+class Unauthorized(ApiError):
+    code = ErrorCode.UNAUTHORIZED
+
+
+class NotFound(ApiError):
+    code = ErrorCode.NOT_FOUND
+
+
+class RequestTimeout(ApiError):
+    code = ErrorCode.REQUEST_TIMEOUT
+
+
+class Conflict(ApiError):
+    code = ErrorCode.CONFLICT
+
+
+class PayloadTooLarge(ApiError):
+    code = ErrorCode.PAYLOAD_TOO_LARGE
+
+
+class UnsupportedMediaType(ApiError):
+    code = ErrorCode.UNSUPPORTED_MEDIA_TYPE
+
+
+class ValidationError(ApiError):
+    code = ErrorCode.VALIDATION_ERROR
+
+
+class UnsupportedLanguagePair(ApiError):
+    code = ErrorCode.UNSUPPORTED_LANGUAGE_PAIR
+
+
+class IdempotencyMismatch(ApiError):
+    code = ErrorCode.IDEMPOTENCY_MISMATCH
 
 
 class RateLimited(ApiError):
-    status, code = 429, "rate_limited"
+    code = ErrorCode.RATE_LIMITED
 
 
 class Overloaded(ApiError):
-    status, code = 503, "overloaded"
+    code = ErrorCode.OVERLOADED
 
 
 class Unavailable(ApiError):
-    status, code = 503, "unavailable"
+    code = ErrorCode.UNAVAILABLE
 
 
-_HTTP_CODES = {
-    400: "bad_request",
-    401: "unauthorized",
-    404: "not_found",
-    405: "method_not_allowed",
-    409: "conflict",
-    413: "payload_too_large",
-    415: "unsupported_media_type",
-    429: "rate_limited",
-}
-
-
-def error_response(status: int, code: str, message: str, retry_after: int | None = None):  # type: ignore[no-untyped-def]
-    response = jsonify({"error": {"code": code, "message": message}})
-    response.status_code = status
+def error_response(code: ErrorCode, message: str, retry_after: int | None = None, status: int | None = None):  # type: ignore[no-untyped-def]
+    """The one error shape, with the code's HTTP status unless `status` says otherwise."""
+    response = jsonify({"error": {"code": code.value, "message": message}})
+    response.status_code = status or code.status
     if retry_after is not None:
         response.headers["Retry-After"] = str(retry_after)
     return response
@@ -107,16 +101,16 @@ def register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(ApiError)
     def _api_error(exc: ApiError):  # type: ignore[no-untyped-def]
-        return error_response(exc.status, exc.code, exc.message, exc.retry_after)
+        return error_response(exc.code, exc.message, exc.retry_after)
 
     @app.errorhandler(HTTPException)
     def _http_error(exc: HTTPException):  # type: ignore[no-untyped-def]
         status = exc.code or 500
         if status == 413:
-            return error_response(413, "payload_too_large", "the request body is over the byte limit")
+            return error_response(ErrorCode.PAYLOAD_TOO_LARGE, "the request body is over the byte limit")
         if status == 429:
-            return error_response(429, "rate_limited", f"rate limit exceeded ({exc.description})", _retry_after())
-        response = error_response(status, _HTTP_CODES.get(status, "http_error"), exc.description or exc.name)
+            return error_response(ErrorCode.RATE_LIMITED, f"rate limit exceeded ({exc.description})", _retry_after())
+        response = error_response(ErrorCode.for_status(status), exc.description or exc.name, status=status)
         if status == 405 and exc.get_response().headers.get("Allow"):
             response.headers["Allow"] = exc.get_response().headers["Allow"]
         return response
@@ -124,4 +118,4 @@ def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(Exception)
     def _unexpected(exc: Exception):  # type: ignore[no-untyped-def]
         log.exception("unexpected error")
-        return error_response(500, "internal_error", "an unexpected error occurred")
+        return error_response(ErrorCode.INTERNAL_ERROR, "an unexpected error occurred")

@@ -1,4 +1,4 @@
-"""Liveness and readiness."""
+"""Liveness, readiness, and the language pairs served."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from flask import Blueprint
 
 from api import services
 from api.errors import error_response
+from shared.error_codes import ErrorCode
 
 bp = Blueprint("health", __name__)
 
@@ -18,12 +19,21 @@ def healthz():  # type: ignore[no-untyped-def]
 
 @bp.get("/readyz")
 def readyz():  # type: ignore[no-untyped-def]
-    """Ready when Redis answers and at least one worker has its model loaded."""
+    """Ready when Redis answers and at least one worker has its model loaded; each served pair's live
+    workers are listed (a pair with none still accepts jobs: they wait for its workers)."""
     try:
         services().redis.ping()
-        workers = services().registry.ready_count()
+        pairs = services().routes.pairs()
     except redis.RedisError:
-        return error_response(503, "unavailable", "the broker Redis does not answer", 5)
-    if workers == 0:
-        return error_response(503, "unavailable", "no worker has reported its model loaded yet", 5)
-    return {"status": "ready", "workers": workers}
+        return error_response(ErrorCode.UNAVAILABLE, "the broker Redis does not answer", 5)
+    workers = {name: sum(pair.workers.values()) for name, pair in pairs.items()}
+    if not any(workers.values()):
+        return error_response(ErrorCode.UNAVAILABLE, "no worker has reported its model loaded yet", 5)
+    return {"status": "ready", "workers": sum(workers.values()), "pairs": workers}
+
+
+@bp.get("/v1/languages")
+def languages():  # type: ignore[no-untyped-def]
+    """The served language pairs, each with its models and live workers (from their heartbeats)."""
+    pairs = services().routes.pairs()
+    return {"pairs": [pairs[name].public() for name in sorted(pairs)]}

@@ -39,17 +39,28 @@ class RedisStatsCollector:
             family = CounterMetricFamily(f"transq_{name}", help_text)
             family.add_metric([], counters.get(name, 0))
             yield family
-        pipe = self.svc.redis.pipeline(transaction=False)
-        pipe.zcard(self.svc.keys.pending)
-        pipe.llen(self.svc.settings.queue_name)
-        pending, messages = pipe.execute()
-        yield GaugeMetricFamily("transq_queue_depth", "Jobs waiting for a worker.", value=pending)
-        yield GaugeMetricFamily("transq_queue_messages", "Messages on the Celery queue.", value=messages)
-        yield GaugeMetricFamily(
-            "transq_workers_ready",
-            "Workers with a loaded model and a fresh heartbeat.",
-            value=self.svc.registry.ready_count(),
+        by_pair = GaugeMetricFamily("transq_pair_queue_depth", "Jobs waiting for a worker, by pair.", labels=["pair"])
+        ready_by_pair = GaugeMetricFamily(
+            "transq_pair_workers_ready", "Workers with a loaded model and a fresh heartbeat, by pair.", labels=["pair"]
         )
+        waiting_total = messages_total = ready_total = 0
+        for name, pair in self.svc.routes.pairs().items():
+            waiting, queued = self.svc.store.queue_sizes([r.key for r in pair.routes])
+            ready = sum(pair.workers.values())
+            by_pair.add_metric([name], waiting)
+            ready_by_pair.add_metric([name], ready)
+            waiting_total, messages_total, ready_total = (
+                waiting_total + waiting,
+                messages_total + queued,
+                ready_total + ready,
+            )
+        yield GaugeMetricFamily("transq_queue_depth", "Jobs waiting for a worker.", value=waiting_total)
+        yield GaugeMetricFamily("transq_queue_messages", "Messages on the Celery queues.", value=messages_total)
+        yield GaugeMetricFamily(
+            "transq_workers_ready", "Workers with a loaded model and a fresh heartbeat.", value=ready_total
+        )
+        yield by_pair
+        yield ready_by_pair
         for name, bounds in HISTOGRAMS.items():
             buckets = [(str(b), histograms.get(f"{name}:{b}", 0.0)) for b in bounds]
             buckets.append(("+Inf", histograms.get(f"{name}:+Inf", 0.0)))

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import redis
 from flask import Blueprint, Response, abort, send_from_directory
 
 from api import services
+from api.routing import Pair
 from api.validation import NOT_BLANK
 
 bp = Blueprint("openapi", __name__)
@@ -32,8 +34,9 @@ _ERRORS = {
     "413": _error("Body over the byte limit (`payload_too_large`)."),
     "415": _error("Content-Type is not application/json (`unsupported_media_type`)."),
     "422": _error(
-        "Wrong types, empty text, too many texts/characters/sentences, wrong language pair (`validation_error`); "
-        "an Idempotency-Key already used with a different request (`idempotency_mismatch`)."
+        "Wrong types, empty text, too many texts/characters/sentences (`validation_error`); a language pair "
+        "no model serves, or a pair left out while several are served (`unsupported_language_pair`, naming the "
+        "served pairs); an Idempotency-Key already used with a different request (`idempotency_mismatch`)."
     ),
     "429": _error(
         "Rate limit exceeded, or too many failed API key checks from this address (`rate_limited`).",
@@ -57,9 +60,19 @@ def _job(description: str, location: bool = False) -> dict[str, Any]:
 def spec() -> dict[str, Any]:
     settings = services().settings
     text = {"type": "string", "minLength": 1, "maxLength": settings.max_chars, "pattern": NOT_BLANK}
+    try:
+        pairs = list(services().routes.pairs().values())
+    except redis.RedisError:  # the document is still served; it names the API's own pair meanwhile
+        default = services().routes.default
+        pairs = [Pair(default.source, default.target, [default])]
+    served = ", ".join(sorted(f"{p.source}-{p.target}" for p in pairs))
     languages = {
-        "source_lang": {"type": "string", "enum": [settings.source_lang]},
-        "target_lang": {"type": "string", "enum": [settings.target_lang]},
+        "source_lang": {
+            "type": "string",
+            "enum": sorted({p.source for p in pairs}),
+            "description": f"Optional when one pair fits the other field. Served pairs: {served} (GET /v1/languages).",
+        },
+        "target_lang": {"type": "string", "enum": sorted({p.target for p in pairs})},
     }
     # Exactly one of `texts` and `text`: oneOf fails when both are present.
     submit_body = {
@@ -265,6 +278,40 @@ def spec() -> dict[str, Any]:
                     },
                 }
             },
+            "/v1/languages": {
+                "get": {
+                    "summary": "The served language pairs, with their models and live workers",
+                    "security": [{}],
+                    "responses": {
+                        "200": {
+                            "description": "One entry per pair.",
+                            "content": {
+                                "application/json": {
+                                    "schema": {
+                                        "type": "object",
+                                        "required": ["pairs"],
+                                        "properties": {
+                                            "pairs": {
+                                                "type": "array",
+                                                "items": {
+                                                    "type": "object",
+                                                    "required": ["source_lang", "target_lang", "models", "workers"],
+                                                    "properties": {
+                                                        "source_lang": {"type": "string"},
+                                                        "target_lang": {"type": "string"},
+                                                        "models": {"type": "array", "items": {"type": "string"}},
+                                                        "workers": {"type": "integer", "minimum": 0},
+                                                    },
+                                                },
+                                            }
+                                        },
+                                    }
+                                }
+                            },
+                        }
+                    },
+                }
+            },
             "/healthz": {
                 "get": {
                     "summary": "Liveness",
@@ -283,7 +330,8 @@ def spec() -> dict[str, Any]:
                     "security": [{}],
                     "responses": {
                         "200": {
-                            "description": "Redis answers and a worker has its model loaded.",
+                            "description": "Redis answers and a worker has its model loaded; `pairs` gives each "
+                            "served pair's live workers.",
                             "content": {"application/json": {"schema": {"type": "object"}}},
                         },
                         "503": _error("Not ready, with the reason.", retry_after=True),

@@ -14,23 +14,12 @@ from gunicorn import util
 from gunicorn.workers.base_async import AsyncWorker
 from gunicorn.workers.ggevent import GeventWorker
 
-# The code of each status gunicorn answers itself, before the app sees the request.
-_GUNICORN_CODES = {
-    400: "bad_request",
-    403: "forbidden",
-    414: "request_line_too_long",
-    417: "expectation_failed",
-    431: "headers_too_large",
-    500: "internal_error",
-    501: "not_implemented",
-}
+from shared.error_codes import ErrorCode
 
 
 def write_json_error(sock: Any, status_int: int, reason: str, mesg: str) -> None:
     """gunicorn's util.write_error, answering in the API's error shape instead of HTML."""
-    body = json.dumps(
-        {"error": {"code": _GUNICORN_CODES.get(status_int, "bad_request"), "message": mesg or reason}}
-    ).encode()
+    body = json.dumps({"error": {"code": ErrorCode.for_status(status_int).value, "message": mesg or reason}}).encode()
     head = (
         f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\n"
         f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"

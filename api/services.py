@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import time
-
 from celery import Celery
 
+from api.routing import RouteTable
 from shared.cache import SentenceCache
 from shared.celery_factory import make_celery
 from shared.jobs import JobStore
 from shared.keys import Keys
 from shared.redis_client import broker_redis, cache_redis
+from shared.routes import route_for
 from shared.settings import Settings
 from shared.stats import Stats
 from shared.workers import WorkerRegistry
@@ -28,12 +28,4 @@ class Services:
         self.registry = WorkerRegistry(self.redis, self.keys, ttl_seconds=settings.heartbeat_seconds * 3)
         self.stats = Stats(self.redis, self.keys)
         self.celery = celery or make_celery(settings, name="transq-api")
-        self._namespace: tuple[float, str | None] = (0.0, None)
-
-    def cache_namespace(self) -> str | None:
-        """The namespace the workers publish for this model, remembered for two seconds."""
-        fetched_at, namespace = self._namespace
-        if time.monotonic() - fetched_at > 2.0:
-            namespace = self.registry.cache_namespace(self.settings.model)
-            self._namespace = (time.monotonic(), namespace)
-        return namespace
+        self.routes = RouteTable(self.registry, route_for(settings))

@@ -15,6 +15,7 @@ from api.validation import TranslationRequest
 from shared.cache import normalise
 from shared.celery_factory import TRANSLATE_TASK
 from shared.jobs import QUEUED, SUCCEEDED, Created, Idempotency, Job, new_job_id, utc_now
+from shared.routes import Route
 from shared.splitter import join_translations
 
 log = logging.getLogger(__name__)
@@ -32,13 +33,15 @@ def submit(
 
     `client` scopes the Idempotency-Key; `owner` is stored with the job (only it may read the job)."""
     settings = services.settings
+    route = services.routes.choose(request.source_lang, request.target_lang)
+    digest = request.digest(route.pair)
     idempotency = None
     if idempotency_key:
         scoped = hashlib.sha256(f"{client}\0{idempotency_key}".encode()).hexdigest()
-        idempotency = Idempotency(services.keys.idempotency(scoped), request.digest, settings.idempotency_ttl)
-    job, created = _create(services, new_job_id(), request, idempotency, owner)
+        idempotency = Idempotency(services.keys.idempotency(scoped), digest, settings.idempotency_ttl)
+    job, created = _create(services, new_job_id(), request, route, idempotency, owner)
     if created.outcome == "exists":
-        if created.request_digest != request.digest:
+        if created.request_digest != digest:
             raise IdempotencyMismatch("this Idempotency-Key was already used with a different request body")
         existing = services.store.get(created.job_id)
         if existing is None:  # expired between the two calls
@@ -52,11 +55,16 @@ def submit(
 
 
 def _create(
-    services: Services, job_id: str, request: TranslationRequest, idempotency: Idempotency | None, owner: str
+    services: Services,
+    job_id: str,
+    request: TranslationRequest,
+    route: Route,
+    idempotency: Idempotency | None,
+    owner: str,
 ) -> tuple[Job, Created]:
     """The job record, finished at once when every sentence is cached, stored in one atomic call."""
     settings = services.settings
-    namespace = services.cache_namespace()
+    namespace = services.routes.cache_namespace(route)
     found = services.cache.get_many(namespace, [normalise(s) for s in request.sentences]) if namespace else []
     hits = sum(t is not None for t in found)
     now = utc_now()
@@ -64,12 +72,13 @@ def _create(
         id=job_id,
         status=QUEUED,
         texts=request.texts,
-        model=settings.model,
+        model=route.model,
         created_at=now,
         sentences_total=len(request.sentences),
         cached_sentences=hits,
         submitted=time.time(),
         owner=owner,
+        route=route.key,
     )
     if hits == len(request.sentences):
         job.status, job.started_at, job.finished_at = SUCCEEDED, now, now
@@ -79,18 +88,25 @@ def _create(
             join_translations(segs, [next(translations) for s in segs if s.translate])  # type: ignore[misc]
             for segs in request.segments
         ]
-    counters = _counters(hits, len(request.sentences) - hits, fast=job.status == SUCCEEDED)
-    created = services.store.create(job, counters=counters, idempotency=idempotency, max_queue=settings.max_queue)
+    created = services.store.create(job, idempotency=idempotency, max_queue=settings.max_queue)
+    if created.outcome == "created":
+        services.stats.add(_counters(hits, len(request.sentences) - hits, fast=job.status == SUCCEEDED))
     return job, created
 
 
 def _enqueue(services: Services, job: Job, idempotency: Idempotency | None) -> None:
     """Send the job's message; when that fails, remove the job (and its idempotency key) again."""
     try:
-        services.celery.send_task(TRANSLATE_TASK, args=[job.id], retry=True, retry_policy=_PUBLISH_RETRY)
+        services.celery.send_task(
+            TRANSLATE_TASK,
+            args=[job.id],
+            queue=services.keys.queue(job.route),
+            retry=True,
+            retry_policy=_PUBLISH_RETRY,
+        )
     except (KombuError, OperationalError, redis.RedisError, OSError) as exc:
         log.error("could not enqueue job %s: %s", job.id, exc, extra={"job_id": job.id})
-        _forget_job(services, job.id, idempotency)
+        _forget_job(services, job, idempotency)
         raise Unavailable("the queue is unavailable; the job was not accepted", retry_after=5) from None
     log.info(
         "job %s queued (%d sentences, %d cached)",
@@ -108,8 +124,8 @@ def _counters(hits: int, misses: int, fast: bool) -> dict[str, int]:
     return {name: amount for name, amount in counters.items() if amount}
 
 
-def _forget_job(services: Services, job_id: str, idempotency: Idempotency | None) -> None:
+def _forget_job(services: Services, job: Job, idempotency: Idempotency | None) -> None:
     try:
-        services.store.delete(job_id, idempotency.key if idempotency else None)
+        services.store.delete(job, idempotency.key if idempotency else None)
     except redis.RedisError:
-        log.warning("job %s may be left queued without a message", job_id)
+        log.warning("job %s may be left queued without a message", job.id)

@@ -13,15 +13,11 @@ from api.errors import error_response
 from api.jobs import job_response
 from api.submission import submit
 from api.validation import parse_translation_request, read_json_object
+from shared.error_codes import ErrorCode, job_failure_status
 from shared.jobs import FAILED, SUCCEEDED, Job
 
 bp = Blueprint("translate", __name__)
 DEFAULT_WAIT = 10.0
-
-# The HTTP status of a failed job's error code, for the calls that wait: the job failed, the API did not,
-# so never a 500. An input too large for the worker's memory is the client's (422); the rest are the
-# translation backend's (timeout 504, a lost or broken worker 502).
-FAILED_JOB_STATUS = {"resource_exhausted": 422, "timeout": 504, "worker_lost": 502, "internal_error": 502}
 
 
 def wait_for(job: Job, timeout: float) -> Job:
@@ -37,12 +33,14 @@ def wait_for(job: Job, timeout: float) -> Job:
 
 
 def _failed(job: Job):  # type: ignore[no-untyped-def]
-    error = job.error or {"code": "internal_error", "message": "the job failed"}
-    return error_response(FAILED_JOB_STATUS.get(error.get("code", ""), 502), error["code"], error["message"])
+    error = job.error or {"code": ErrorCode.INTERNAL_ERROR.value, "message": "the job failed"}
+    response = jsonify({"error": {"code": error["code"], "message": error["message"]}})
+    response.status_code = job_failure_status(error["code"])  # the job failed, the API did not: never 500
+    return response
 
 
 def _cancelled(job: Job):  # type: ignore[no-untyped-def]
-    return error_response(409, "conflict", f"job {job.id} was cancelled")
+    return error_response(ErrorCode.CONFLICT, f"job {job.id} was cancelled")
 
 
 @bp.post("/v1/translate")
@@ -78,8 +76,7 @@ def legacy_translate():  # type: ignore[no-untyped-def]
     if job.finished:
         return _cancelled(job)
     return error_response(
-        504,
-        "timeout",
+        ErrorCode.TIMEOUT,
         f"no translation within {services().settings.wait_timeout:g}s; it is still running as job {job.id} "
         f"(GET /v1/jobs/{job.id})",
     )

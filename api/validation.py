@@ -24,14 +24,14 @@ class TranslationRequest:
     sentences: list[str]
     single: bool  # the body used `text`, not `texts`
     timeout: float | None = None
-    source_lang: str = ""
-    target_lang: str = ""
+    source_lang: str | None = None  # None: not given (any served pair that fits the other field)
+    target_lang: str | None = None
 
-    @property
-    def digest(self) -> str:
-        """What the request asks for, normalised (`text` and a one-item `texts` are the same request):
-        an Idempotency-Key reused with a different request is refused, not answered with the first job."""
-        canonical = json.dumps([self.texts, self.source_lang, self.target_lang], ensure_ascii=False)
+    def digest(self, pair: str) -> str:
+        """What the request asks for, normalised (`text` and a one-item `texts` are the same request, and so
+        are a pair named and the same pair left out): an Idempotency-Key reused with a different request
+        is refused, not answered with the first job."""
+        canonical = json.dumps([self.texts, pair], ensure_ascii=False)
         return hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -133,15 +133,12 @@ def parse_translation_request(
         total += len(text)
     if total > settings.max_chars:
         raise ValidationError(f"the texts have {total} characters; at most {settings.max_chars} are allowed")
-    for field, served in (("source_lang", settings.source_lang), ("target_lang", settings.target_lang)):
-        if field in body and body[field] is not None:
-            if not isinstance(body[field], str):
-                raise ValidationError(f"{field} must be a string")
-            if body[field].strip().lower() != served.lower():
-                raise ValidationError(
-                    f"{field} is {body[field]!r}, but this service translates "
-                    f"{settings.source_lang} to {settings.target_lang}"
-                )
+    languages: dict[str, str | None] = {}
+    for field in ("source_lang", "target_lang"):
+        value = body.get(field)
+        if value is not None and not isinstance(value, str):
+            raise ValidationError(f"{field} must be a string")
+        languages[field] = (value.strip().lower() or None) if value is not None else None
     timeout = None
     if allow_timeout and body.get("timeout") is not None:
         timeout = body["timeout"]
@@ -161,6 +158,6 @@ def parse_translation_request(
         flat,
         single,
         float(timeout) if timeout is not None else None,
-        str(body.get("source_lang") or settings.source_lang).strip().lower(),
-        str(body.get("target_lang") or settings.target_lang).strip().lower(),
+        languages["source_lang"],
+        languages["target_lang"],
     )

@@ -21,13 +21,13 @@ import redis
 import requests
 
 from bench.common import table
+from devstack.processes import ApiProcess
+from devstack.redis_server import RedisServer
 from shared.cache import SentenceCache
 from shared.keys import Keys
 from shared.redis_client import cache_redis
 from shared.settings import Settings
 from shared.workers import WorkerRegistry
-from transq_cli.processes import ApiProcess
-from transq_cli.redis_server import RedisServer
 
 log = logging.getLogger("bench.cache")
 SENTENCES = ["今天天气很好。", "明天可能会下雨，记得带伞。", "谢谢你的帮助！"]

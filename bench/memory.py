@@ -17,9 +17,9 @@ import psutil
 import requests
 
 from bench.common import load_workload, machine, opus_shaped_model, peak_rss_mb, table
+from devstack.processes import ApiProcess, WorkerProcess
+from devstack.redis_server import RedisServer
 from shared.settings import Settings
-from transq_cli.processes import ApiProcess, WorkerProcess
-from transq_cli.redis_server import RedisServer
 
 log = logging.getLogger("bench.memory")
 

@@ -15,9 +15,9 @@ import time
 from pathlib import Path
 
 from bench.common import load_workload, machine, opus_shaped_model, table
+from devstack.processes import ROOT, ApiProcess, WorkerProcess
+from devstack.redis_server import RedisServer
 from shared.settings import Settings
-from transq_cli.processes import ROOT, ApiProcess, WorkerProcess
-from transq_cli.redis_server import RedisServer
 
 BARE_LOAD = (
     "import torch\n"

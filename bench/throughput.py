@@ -22,9 +22,9 @@ from pathlib import Path
 import requests
 
 from bench.common import load_workload, machine, opus_shaped_model, peak_rss_mb, percentile, table
+from devstack.processes import ApiProcess, WorkerProcess
+from devstack.redis_server import RedisServer
 from shared.settings import Settings
-from transq_cli.processes import ApiProcess, WorkerProcess
-from transq_cli.redis_server import RedisServer
 
 log = logging.getLogger("bench.throughput")
 SHAPES = ("64 one-sentence jobs", "one job of 64 sentences")  # the two traffic shapes of the goals

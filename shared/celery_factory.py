@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from celery import Celery
 
+from shared.keys import Keys
+from shared.routes import route_for
 from shared.settings import Settings
 
 TRANSLATE_TASK = "transq.translate_job"
 
 
 def make_celery(settings: Settings, name: str = "transq") -> Celery:
-    """A Celery app on the broker Redis: JSON only, acknowledged after the result is stored."""
+    """A Celery app on the broker Redis: JSON only, acknowledged after the result is stored. Its default
+    queue is the route of `settings` (a worker consumes only that one; the API names each job's queue)."""
+    queue = Keys(settings.key_prefix).queue(route_for(settings).key)
     app = Celery(name, broker=settings.redis_url, set_as_current=False)
     app.conf.update(
         task_serializer="json",
@@ -18,8 +22,7 @@ def make_celery(settings: Settings, name: str = "transq") -> Celery:
         accept_content=["json"],
         event_serializer="json",
         task_ignore_result=True,
-        task_default_queue=settings.queue_name,
-        task_routes={TRANSLATE_TASK: {"queue": settings.queue_name}},
+        task_default_queue=queue,
         # No job is acknowledged before its result is stored; a lost worker's job comes back.
         task_acks_late=True,
         task_reject_on_worker_lost=True,

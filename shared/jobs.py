@@ -11,6 +11,7 @@ from typing import Any, Iterable
 
 import redis
 
+from shared.error_codes import ErrorCode
 from shared.keys import Keys
 
 QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED = "queued", "running", "succeeded", "failed", "cancelled"
@@ -19,15 +20,14 @@ FINAL_STATUSES = (SUCCEEDED, FAILED, CANCELLED)
 # Shared by the scripts: rank of each status; a transition must raise the rank.
 _RANKS = "local rank = {queued=0, running=1, succeeded=2, failed=2, cancelled=2}\n"
 
-# KEYS: job, pending, stats, idempotency key. ARGV: ttl, pending score ('' when not queued), id, queue cap
-# (0: none), idempotency ('' when none: "<ttl> <request digest>"), job key prefix, the number of counters,
-# counter/amount pairs, then field/value pairs. One command, flat arguments (nothing to decode): cheap to
-# send and to run, and atomic (nothing is half-written, even on OOM): the idempotency key, the queue cap
-# and the insert are one step, so concurrent submissions can neither both create nor both pass the cap.
+# KEYS: job, its route's pending set, idempotency key. ARGV: ttl, pending score ('' when not queued), id,
+# queue cap (0: none), idempotency ('' when none: "<ttl> <request digest>"), job key prefix, then field/value
+# pairs. One command, flat arguments (nothing to decode): cheap to send and to run, and atomic (nothing is
+# half-written, even on OOM): the idempotency key, the queue cap and the insert are one step, so concurrent
+# submissions can neither both create nor both pass the cap.
 _CREATE = """
-local fields = 8 + 2 * tonumber(ARGV[7])
 if ARGV[5] ~= '' then
-  local existing = redis.call('GET', KEYS[4])
+  local existing = redis.call('GET', KEYS[3])
   if existing then
     local id = string.match(existing, '^(%S+)')
     if redis.call('EXISTS', ARGV[6] .. id) == 1 then return {'exists', existing} end
@@ -36,18 +36,18 @@ end
 if ARGV[2] ~= '' and tonumber(ARGV[4]) > 0 and redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then
   return {'overloaded', ''}
 end
-redis.call('HSET', KEYS[1], unpack(ARGV, fields))
+redis.call('HSET', KEYS[1], unpack(ARGV, 7))
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[1]))
 if ARGV[2] ~= '' then redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3]) end
 if ARGV[5] ~= '' then
   local ttl, digest = string.match(ARGV[5], '^(%S+) (%S+)$')
-  redis.call('SET', KEYS[4], ARGV[3] .. ' ' .. digest, 'EX', tonumber(ttl))
+  redis.call('SET', KEYS[3], ARGV[3] .. ' ' .. digest, 'EX', tonumber(ttl))
 end
-for i = 8, fields - 1, 2 do redis.call('HINCRBY', KEYS[3], ARGV[i], ARGV[i + 1]) end
 return {'created', ''}
 """
 
-# KEYS: job, pending, lease, partial translations. ARGV: id, new status, now, ttl, then field/value pairs.
+# KEYS: job, lease, partial translations. ARGV: id, new status, now, ttl, pending-set key prefix (the job's
+# route completes it), then field/value pairs.
 _TRANSITION = (
     _RANKS
     + """
@@ -55,19 +55,19 @@ local current = redis.call('HGET', KEYS[1], 'status')
 if not current then return {'missing', ''} end
 if rank[ARGV[2]] <= rank[current] then return {'refused', current} end
 redis.call('HSET', KEYS[1], 'status', ARGV[2])
-for i = 5, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+for i = 6, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 if rank[ARGV[2]] == 2 then
   redis.call('HSET', KEYS[1], 'finished_at', ARGV[3])
   redis.call('HDEL', KEYS[1], 'parked')
-  redis.call('ZREM', KEYS[2], ARGV[1])
-  redis.call('DEL', KEYS[3], KEYS[4])
+  redis.call('ZREM', ARGV[5] .. (redis.call('HGET', KEYS[1], 'route') or ''), ARGV[1])
+  redis.call('DEL', KEYS[2], KEYS[3])
 end
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
 return {'ok', ARGV[2]}
 """
 )
 
-# KEYS: job, pending, lease. ARGV: id, worker, lease ms, now, max lost deliveries,
+# KEYS: job, the claimant's route's pending set, lease. ARGV: id, worker, lease ms, now, max lost deliveries,
 # fresh only (1: claim queued or parked jobs only), result ttl, worker_lost error JSON, lapse is loss (0: a
 # running job without a lease is left to its holder, who may be alive: the claimant saw a broker outage).
 # A parked job (given back by a round, see _PARK) is taken without counting a delivery.
@@ -126,10 +126,10 @@ end
 return renewed
 """
 
-# KEYS: job, pending, lease. ARGV: id, worker. Gives a claimed, running job back to the pending set, under
-# its submission time, for any round to take without counting a lost delivery: a round that has run long
-# while others wait parks its unfinished jobs (fairness), one stopped by its time limit parks the jobs it
-# had taken in. Its translations so far are in its partial hash (see _PROGRESS).
+# KEYS: job, its route's pending set, lease. ARGV: id, worker. Gives a claimed, running job back to the
+# pending set, under its submission time, for any round of its route to take without counting a lost
+# delivery: a round that has run long while others wait parks its unfinished jobs (fairness), one stopped
+# by its time limit parks the jobs it had taken in. Its translations so far are in its partial hash.
 _PARK = """
 if redis.call('GET', KEYS[3]) ~= ARGV[2] then return 0 end
 if redis.call('HGET', KEYS[1], 'status') ~= 'running' then return 0 end
@@ -181,6 +181,7 @@ class Job:
     attempts: int = 0
     submitted: float = field(default_factory=time.time)
     owner: str = ""  # who created it (an API key's digest) when keys are on; only they can see it
+    route: str = ""  # the route (model and settings) that translates it: see shared.routes
 
     @classmethod
     def from_hash(cls, data: dict[str, str]) -> Job:
@@ -200,6 +201,7 @@ class Job:
             attempts=int(data.get("attempts", 0)),
             submitted=float(data.get("submitted", 0)),
             owner=data.get("owner", ""),
+            route=data.get("route", ""),
         )
 
     def to_hash(self) -> dict[str, str]:
@@ -215,6 +217,7 @@ class Job:
             "attempts": self.attempts,
             "submitted": self.submitted,
             "owner": self.owner,
+            "route": self.route,
         }
         if self.started_at:
             fields["started_at"] = self.started_at
@@ -244,7 +247,7 @@ class Job:
         if self.status == SUCCEEDED:
             body["result"] = {"translations": self.result or []}
         if self.status == FAILED:
-            body["error"] = self.error or {"code": "internal_error", "message": "the job failed"}
+            body["error"] = self.error or {"code": ErrorCode.INTERNAL_ERROR.value, "message": "the job failed"}
         return body
 
 
@@ -292,18 +295,11 @@ class JobStore:
 
     # --- the API side -------------------------------------------------------------
 
-    def create(
-        self,
-        job: Job,
-        counters: dict[str, int] | None = None,
-        idempotency: Idempotency | None = None,
-        max_queue: int = 0,
-    ) -> Created:
-        """Store a job in one atomic call: a queued one joins the pending set (unless `max_queue` jobs
-        already wait), a finished one gets the result TTL; `counters` are added to the stats hash and
-        the idempotency key is set in the same call, unless it already names a job."""
+    def create(self, job: Job, idempotency: Idempotency | None = None, max_queue: int = 0) -> Created:
+        """Store a job in one atomic call: a queued one joins its route's pending set (unless `max_queue`
+        jobs already wait there), a finished one gets the result TTL; the idempotency key is set in the
+        same call, unless it already names a job."""
         queued = job.status == QUEUED
-        counters = counters or {}
         args: list[Any] = [
             self.job_ttl if queued else self.result_ttl,
             repr(job.submitted) if queued else "",
@@ -311,25 +307,23 @@ class JobStore:
             max_queue,
             f"{idempotency.ttl} {idempotency.request_digest}" if idempotency else "",
             self.keys.job(""),
-            len(counters),
         ]
-        for pair in (*counters.items(), *job.to_hash().items()):
+        for pair in job.to_hash().items():
             args.extend(pair)
         idem_key = idempotency.key if idempotency else self.keys.job(job.id)
-        outcome, existing = self._create(
-            keys=[self.keys.job(job.id), self.keys.pending, self.keys.stats, idem_key], args=args
-        )
+        keys = [self.keys.job(job.id), self.keys.pending(job.route), idem_key]
+        outcome, existing = self._create(keys=keys, args=args)
         if outcome == "exists":
             job_id, _, digest = existing.partition(" ")
             return Created(outcome, job_id, digest)
         return Created(outcome, job.id if outcome == "created" else "")
 
-    def delete(self, job_id: str, idempotency_key: str | None = None) -> None:
+    def delete(self, job: Job, idempotency_key: str | None = None) -> None:
         """Remove a job whose message could not be sent (and its idempotency key), so nothing is
         half-written."""
         pipe = self.client.pipeline(transaction=True)
-        pipe.delete(self.keys.job(job_id), *([idempotency_key] if idempotency_key else []))
-        pipe.zrem(self.keys.pending, job_id)
+        pipe.delete(self.keys.job(job.id), *([idempotency_key] if idempotency_key else []))
+        pipe.zrem(self.keys.pending(job.route), job.id)
         pipe.execute()
 
     def get(self, job_id: str) -> Job | None:
@@ -355,8 +349,17 @@ class JobStore:
             pipe.hget(self.keys.job(job_id), "sentences_total")
         return [int(size or 0) for size in pipe.execute()]
 
-    def pending_count(self) -> int:
-        return int(self.client.zcard(self.keys.pending))
+    def queue_sizes(self, routes: list[str]) -> tuple[int, int]:
+        """Jobs waiting in these routes' pending sets, and messages on their Celery queues."""
+        pipe = self.client.pipeline(transaction=False)
+        for route in routes:
+            pipe.zcard(self.keys.pending(route))
+            pipe.llen(self.keys.queue(route))
+        sizes = pipe.execute()
+        return sum(sizes[0::2]), sum(sizes[1::2])
+
+    def pending_count(self, route: str) -> int:
+        return int(self.client.zcard(self.keys.pending(route)))
 
     def cancel(self, job_id: str) -> str:
         """'ok' when cancelled now, 'refused' when already final, 'missing' when unknown."""
@@ -367,6 +370,7 @@ class JobStore:
     def claim(
         self,
         job_id: str,
+        route: str,
         worker: str,
         lease_seconds: float,
         max_deliveries: int,
@@ -374,10 +378,13 @@ class JobStore:
         lapse_is_loss: bool = True,
     ) -> Claim:
         error = json.dumps(
-            {"code": "worker_lost", "message": f"the worker died {max_deliveries} times while running this job"}
+            {
+                "code": ErrorCode.WORKER_LOST.value,
+                "message": f"the worker died {max_deliveries} times while running this job",
+            }
         )
         outcome, attempts = self._claim(
-            keys=[self.keys.job(job_id), self.keys.pending, self.keys.lease(job_id)],
+            keys=[self.keys.job(job_id), self.keys.pending(route), self.keys.lease(job_id)],
             args=[
                 job_id,
                 worker,
@@ -392,12 +399,12 @@ class JobStore:
         )
         return Claim(outcome, int(attempts))
 
-    def oldest_pending(self, limit: int) -> list[str]:
-        return list(self.client.zrange(self.keys.pending, 0, limit - 1))
+    def oldest_pending(self, route: str, limit: int) -> list[str]:
+        return list(self.client.zrange(self.keys.pending(route), 0, limit - 1))
 
-    def waiting_since(self, before: float, limit: int) -> list[str]:
-        """Queued jobs that have waited since before `before` (unix seconds), oldest first."""
-        return list(self.client.zrangebyscore(self.keys.pending, "-inf", before, start=0, num=limit))
+    def waiting_since(self, route: str, before: float, limit: int) -> list[str]:
+        """A route's queued jobs that have waited since before `before` (unix seconds), oldest first."""
+        return list(self.client.zrangebyscore(self.keys.pending(route), "-inf", before, start=0, num=limit))
 
     def mark_woken(self, job_id: str, ttl_seconds: int) -> bool:
         """True for the one caller that may send this job a new wake-up: none is on its way (marked within
@@ -418,9 +425,9 @@ class JobStore:
         """Let a running job's lease go, so that its next claim counts a lost delivery."""
         self.client.delete(self.keys.lease(job_id))
 
-    def park(self, job_id: str, worker: str) -> bool:
-        """Give a job this worker runs back to the pending set (see _PARK); False if it was not ours."""
-        keys = [self.keys.job(job_id), self.keys.pending, self.keys.lease(job_id)]
+    def park(self, job_id: str, route: str, worker: str) -> bool:
+        """Give a job this worker runs back to its route's pending set (see _PARK); False if it was not ours."""
+        keys = [self.keys.job(job_id), self.keys.pending(route), self.keys.lease(job_id)]
         return bool(self._park(keys=keys, args=[job_id, worker]))
 
     def set_progress(
@@ -451,13 +458,13 @@ class JobStore:
             },
         )
 
-    def fail(self, job_id: str, code: str, message: str) -> str:
-        return self._move(job_id, FAILED, {"error": json.dumps({"code": code, "message": message})})
+    def fail(self, job_id: str, code: ErrorCode, message: str) -> str:
+        return self._move(job_id, FAILED, {"error": json.dumps({"code": code.value, "message": message})})
 
     def _move(self, job_id: str, status: str, fields: dict[str, str]) -> str:
-        args: list[str] = [job_id, status, utc_now(), str(self.result_ttl)]
+        args: list[str] = [job_id, status, utc_now(), str(self.result_ttl), self.keys.pending("")]
         for name, value in fields.items():
             args += [name, value]
-        keys = [self.keys.job(job_id), self.keys.pending, self.keys.lease(job_id), self.keys.partial(job_id)]
+        keys = [self.keys.job(job_id), self.keys.lease(job_id), self.keys.partial(job_id)]
         outcome, _ = self._transition(keys=keys, args=args)
         return outcome

@@ -17,10 +17,18 @@ class Keys:
     def lease(self, job_id: str) -> str:
         return f"{self.prefix}lease:{job_id}"
 
+    def pending(self, route: str) -> str:
+        """Sorted set of a route's queued job ids (score: submission time) that its workers batch from."""
+        return f"{self.prefix}pending:{route}"
+
+    def queue(self, route: str) -> str:
+        """The Celery queue of a route's wake-up messages."""
+        return f"{self.prefix}jobs:{route}"
+
     @property
-    def pending(self) -> str:
-        """Sorted set of queued job ids (score: submission time) that workers batch from."""
-        return f"{self.prefix}pending"
+    def routes(self) -> str:
+        """Hash of every route a worker has served: route key -> its model and language pair (JSON)."""
+        return f"{self.prefix}routes"
 
     def partial(self, job_id: str) -> str:
         """Hash of a running job's translations so far, by sentence index."""
@@ -41,9 +49,9 @@ class Keys:
     def worker(self, worker_id: str) -> str:
         return f"{self.prefix}worker:{worker_id}"
 
-    def cache_namespace(self, model: str) -> str:
-        """The cache namespace that the workers serving `model` publish for the API."""
-        return f"{self.prefix}cache-ns:{model}"
+    def cache_namespace(self, route: str) -> str:
+        """The cache namespace that the workers of a route publish for the API."""
+        return f"{self.prefix}cache-ns:{route}"
 
     def cache_entry(self, namespace: str, digest: str) -> str:
         return f"{self.prefix}c:{namespace}:{digest}"

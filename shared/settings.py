@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,8 +35,13 @@ class Settings:
     model: str = setting(
         "Helsinki-NLP/opus-mt-zh-en", "Hugging Face hub id or local folder of a seq2seq translation model."
     )
-    source_lang: str = setting("zh", "Language the served model translates from (checked against `source_lang`).")
-    target_lang: str = setting("en", "Language the served model translates into (checked against `target_lang`).")
+    languages: str = setting(
+        "",
+        "The pair the model translates, `zh-en`; empty: read from the model (its tokenizer config, or an "
+        "opus-mt-xx-yy name), else TRANSQ_SOURCE_LANG-TRANSQ_TARGET_LANG.",
+    )
+    source_lang: str = setting("zh", "Source language of a model that names none (see TRANSQ_LANGUAGES).")
+    target_lang: str = setting("en", "Target language of a model that names none (see TRANSQ_LANGUAGES).")
     quantize: str = setting(
         "int8", "`int8` (dynamic int8 Linear layers on CPU) or `none`. Ignored on CUDA, which uses fp16/bf16."
     )
@@ -126,9 +132,39 @@ class Settings:
     def effective_cache_url(self) -> str:
         return self.cache_url or self.redis_url
 
-    @property
-    def queue_name(self) -> str:
-        return f"{self.key_prefix}jobs"
+    def __post_init__(self) -> None:
+        """Refuse values the service cannot run with, at start, naming the variable."""
+        choices = {"device": ("auto", "cpu", "cuda"), "quantize": ("int8", "none"), "log_format": ("text", "json")}
+        for name, allowed in choices.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"TRANSQ_{name.upper()}={getattr(self, name)!r}: expected one of {', '.join(allowed)}")
+        if not self.task_soft_time_limit < self.task_time_limit < self.visibility_timeout:
+            raise ValueError(
+                "TRANSQ_TASK_SOFT_TIME_LIMIT < TRANSQ_TASK_TIME_LIMIT < TRANSQ_VISIBILITY_TIMEOUT must hold "
+                f"(got {self.task_soft_time_limit}, {self.task_time_limit}, {self.visibility_timeout}): a job must "
+                "fail by its limits before its message is delivered again"
+            )
+        if self.languages and not re.fullmatch(r"[A-Za-z]{2,3}-[A-Za-z]{2,3}", self.languages):
+            raise ValueError(f"TRANSQ_LANGUAGES={self.languages!r}: expected a pair such as zh-en")
+        positive = (
+            "max_batch_sentences",
+            "max_batch_tokens",
+            "max_round_sentences",
+            "max_new_tokens",
+            "max_input_tokens",
+            "max_body_bytes",
+            "max_texts",
+            "max_chars",
+            "max_sentences",
+            "max_sentence_chars",
+            "max_deliveries",
+            "lease_seconds",
+            "heartbeat_seconds",
+            "read_timeout",
+        )
+        for name in positive:
+            if getattr(self, name) <= 0:
+                raise ValueError(f"TRANSQ_{name.upper()}={getattr(self, name)!r}: must be above 0")
 
     @property
     def api_key_list(self) -> list[str]:

@@ -32,6 +32,16 @@ class Stats:
         if amount:
             self._safe(lambda pipe: pipe.hincrby(self.keys.stats, name, amount))
 
+    def add(self, counters: dict[str, int]) -> None:
+        """Add to several counters in one round trip."""
+
+        def write(pipe: redis.client.Pipeline) -> None:
+            for name, amount in counters.items():
+                pipe.hincrby(self.keys.stats, name, amount)
+
+        if counters:
+            self._safe(write)
+
     def observe(self, name: str, value: float) -> None:
         self._safe(lambda pipe: self._observe(pipe, name, value))
 

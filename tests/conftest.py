@@ -10,15 +10,17 @@ from typing import Iterator
 import pytest
 import redis
 
+from devstack.redis_server import RedisServer
+from shared.keys import Keys
+from shared.routes import route_for
 from tests.stack import ApiProcess, WorkerProcess, stack_settings
 from transq_cli.client import TransqClient
-from transq_cli.redis_server import RedisServer
 
 
 @pytest.fixture(scope="session")
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny MarianMT model with real sentencepiece tokenizers, built offline once per run."""
-    from worker.test_model import make_test_model
+    from worker.offline_model import make_test_model
 
     return make_test_model(tmp_path_factory.mktemp("model") / "tiny")
 
@@ -61,6 +63,16 @@ class Stack:
         worker = WorkerProcess(settings, self.tmp / f"{name}.log", name=name)
         self.workers.append(worker)
         return worker.start(wait_ready=wait_ready)
+
+    @property
+    def queue(self) -> str:
+        """The Celery queue of the stack's model (its route)."""
+        return Keys(self.settings.key_prefix).queue(route_for(self.settings).key)
+
+    @property
+    def pending(self) -> str:
+        """The pending set of the stack's model (its route)."""
+        return Keys(self.settings.key_prefix).pending(route_for(self.settings).key)
 
     def stat(self, name: str) -> int:
         return int(self.r.hget(f"{self.settings.key_prefix}stats", name) or 0)

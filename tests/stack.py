@@ -1,12 +1,12 @@
-"""Settings for test stacks; the processes themselves are transq_cli.processes."""
+"""Settings for test stacks; the processes themselves are devstack.processes."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from devstack.processes import ROOT, ApiProcess, WorkerProcess
 from shared.settings import Settings
-from transq_cli.processes import ROOT, ApiProcess, WorkerProcess
 
 __all__ = ["ROOT", "ApiProcess", "WorkerProcess", "stack_settings"]
 

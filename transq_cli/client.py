@@ -50,9 +50,21 @@ class TransqClient:
             )
         return response.status_code, body
 
-    def submit(self, texts: list[str], idempotency_key: str | None = None) -> dict[str, Any]:
+    def submit(
+        self,
+        texts: list[str],
+        idempotency_key: str | None = None,
+        source_lang: str | None = None,
+        target_lang: str | None = None,
+    ) -> dict[str, Any]:
+        """Submit a job; the pair may be left out where the service serves one."""
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
-        return self._call("POST", "/v1/jobs", json={"texts": texts}, headers=headers)[1]
+        body: dict[str, Any] = {"texts": texts}
+        body.update({k: v for k, v in (("source_lang", source_lang), ("target_lang", target_lang)) if v})
+        return self._call("POST", "/v1/jobs", json=body, headers=headers)[1]
+
+    def languages(self) -> list[dict[str, Any]]:
+        return self._call("GET", "/v1/languages")[1]["pairs"]
 
     def job(self, job_id: str) -> dict[str, Any]:
         return self._call("GET", f"/v1/jobs/{job_id}")[1]

@@ -7,6 +7,7 @@ import dataclasses
 import logging
 import os
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -20,17 +21,27 @@ def main(argv: list[str] | None = None) -> int:
 
     dev = commands.add_parser("dev", help="run Redis, the API and one worker in the foreground")
     dev.add_argument("--port", type=int, default=8080)
-    dev.add_argument("--model", default=None, help="hub id or local folder (default: TRANSQ_MODEL or opus-mt-zh-en)")
+    dev.add_argument(
+        "--model",
+        action="append",
+        help="hub id or local folder (default: TRANSQ_MODEL or opus-mt-zh-en); repeat it to serve several "
+        "language pairs, one worker each",
+    )
     dev.add_argument("--redis-port", type=int, default=0, help="port of the Redis it starts (default: a free one)")
 
     make = commands.add_parser("make-test-model", help="build a small random MarianMT model offline")
     make.add_argument("folder")
     make.add_argument("--shape", choices=["tiny", "opus"], default="tiny")
+    make.add_argument("--pair", choices=["zh-en", "en-zh"], default="zh-en", help="the language pair it translates")
 
     translate = commands.add_parser("translate", help="translate a file through the HTTP API")
     translate.add_argument("file", nargs="?", help="UTF-8 text file; paragraphs are kept")
     translate.add_argument("-o", "--output", help="write here (default: standard output)")
     translate.add_argument("--resume", metavar="JOB_ID", help="poll a job submitted earlier instead of submitting")
+    translate.add_argument(
+        "--from", dest="source", help="source language, e.g. zh (needed when several pairs are served)"
+    )
+    translate.add_argument("--to", dest="target", help="target language, e.g. en")
     _client_options(translate)
 
     status = commands.add_parser("status", help="show a job")
@@ -43,10 +54,18 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     logging.getLogger("urllib3").setLevel(logging.ERROR)
     if args.command == "make-test-model":
-        from worker.test_model import make_test_model
-
-        make_test_model(args.folder, shape=args.shape)
-        return 0
+        # In its own process: the CLI never imports the worker (nor torch).
+        command = [
+            sys.executable,
+            "-m",
+            "worker.offline_model",
+            args.folder,
+            "--shape",
+            args.shape,
+            "--pair",
+            args.pair,
+        ]
+        return subprocess.run(command, check=False).returncode
     if args.command == "settings":
         from shared.settings import settings_table
 
@@ -86,38 +105,46 @@ def model_problem(model: str) -> str | None:
         )
 
 
-def run_dev(port: int, model: str | None, redis_port: int) -> int:
-    """Redis + API (gunicorn) + one worker, until Ctrl-C."""
+def run_dev(port: int, models: list[str] | None, redis_port: int) -> int:
+    """Redis + API (gunicorn) + one worker per model, until Ctrl-C."""
+    from devstack.processes import ApiProcess, WorkerProcess
+    from devstack.redis_server import RedisServer
     from shared.settings import Settings
-    from transq_cli.processes import ApiProcess, WorkerProcess
-    from transq_cli.redis_server import RedisServer
 
     settings = Settings.from_env()
-    model = model or settings.model
-    problem = model_problem(model)
-    if problem:
-        log.error("transq dev: %s", problem)
-        return 2
+    models = models or [settings.model]
+    for model in models:
+        problem = model_problem(model)
+        if problem:
+            log.error("transq dev: %s", problem)
+            return 2
     server = RedisServer(port=redis_port or None).start()
-    settings = dataclasses.replace(settings, redis_url=server.url, cache_url=server.url, model=model)
-    log.info("transq dev: Redis on %s, API on http://127.0.0.1:%d, model %s", server.url, port, model)
+    settings = dataclasses.replace(settings, redis_url=server.url, cache_url=server.url, model=models[0])
+    log.info("transq dev: Redis on %s, API on http://127.0.0.1:%d, models %s", server.url, port, ", ".join(models))
     api = ApiProcess(settings, port=port)
-    worker = WorkerProcess(settings)
+    workers = [
+        WorkerProcess(dataclasses.replace(settings, model=model), name=f"w{i + 1}") for i, model in enumerate(models)
+    ]
     stopping = False
 
     def stop(*_: object) -> None:
         nonlocal stopping
         stopping = True
 
+    def running() -> bool:
+        return api.process.poll() is None and all(w.process.poll() is None for w in workers)
+
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     try:
         api.start()
-        worker.start(wait_ready=False)
-        while not stopping and api.process.poll() is None and worker.process.poll() is None:
+        for worker in workers:
+            worker.start(wait_ready=False)
+        while not stopping and running():
             time.sleep(0.2)
     finally:
-        worker.stop()
+        for worker in workers:
+            worker.stop()
         api.stop()
         server.stop()
         log.info("transq dev: stopped")

@@ -50,7 +50,7 @@ def translate_file(args: argparse.Namespace) -> int:
                 text = handle.read()
             paragraphs, separators = split_paragraphs(text)
             kept = [i for i, p in enumerate(paragraphs) if p.strip()]
-            job = client.submit([paragraphs[i] for i in kept])
+            job = client.submit([paragraphs[i] for i in kept], source_lang=args.source, target_lang=args.target)
             job_id = job["id"]
             sys.stderr.write(f"job {job_id} (resume with: transq translate --resume {job_id})\n")
         job = client.wait(job_id, timeout=24 * 3600, on_progress=_progress_bar)

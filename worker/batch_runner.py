@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import redis
 
+from shared.error_codes import ErrorCode
 from shared.memory import probe_memory
 from worker.batching import BatchInterrupted, fit_to_memory, plan_batches
 from worker.fault_hooks import run_fault_hooks
@@ -54,7 +55,7 @@ class ArrivalWatch:
             return False
         self.steps_left -= 1
         try:
-            return self.ctx.store.pending_count() >= self.batch_size
+            return self.ctx.waiting() >= self.batch_size
         except redis.RedisError:
             return False
 
@@ -112,7 +113,7 @@ def translate_pass(
                     fail(
                         ctx,
                         job_id,
-                        "resource_exhausted",
+                        ErrorCode.RESOURCE_EXHAUSTED,
                         "a sentence of this job needs more memory than the worker has free",
                     )
                     active.pop(job_id)
@@ -143,7 +144,7 @@ def translate_pass(
 
 def _others_wait(ctx: WorkerContext) -> bool:
     try:
-        return ctx.store.pending_count() > 0
+        return ctx.waiting() > 0
     except redis.RedisError:
         return False
 

@@ -1,8 +1,29 @@
-"""Group sentences into model batches under a token budget, shortest first."""
+"""The batch policy: how big a model batch may be, and how sentences are grouped into batches.
+
+The budget, in one place: TRANSQ_MAX_BATCH_SENTENCES counts rows (one beam of one sentence) and
+TRANSQ_MAX_BATCH_TOKENS padded source tokens times beams, so a batch holds that many divided by the
+beam size (48 rows: 48 sentences greedy, 12 at beam 4). On a GPU both are four times larger: its memory
+is not the container's, and larger batches are what keep it busy. Within the budget the memory guard
+(`fit_to_memory`) may still split a batch that would not fit in what the container has free.
+"""
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
+
+if TYPE_CHECKING:
+    from shared.settings import Settings
+
+GPU_SCALE = 4
+
+
+def batch_budget(settings: Settings, num_beams: int, on_gpu: bool = False) -> tuple[int, int]:
+    """Most sentences and padded source tokens in one batch."""
+    scale = GPU_SCALE if on_gpu else 1
+    return (
+        max(1, settings.max_batch_sentences * scale // num_beams),
+        max(1, settings.max_batch_tokens * scale // num_beams),
+    )
 
 
 class BatchInterrupted(Exception):

@@ -15,6 +15,7 @@ from celery.exceptions import TimeLimitExceeded
 from celery.signals import worker_init, worker_process_init, worker_process_shutdown
 
 from shared.celery_factory import TRANSLATE_TASK, make_celery
+from shared.error_codes import ErrorCode
 from shared.logging_setup import configure_logging, current_job_id
 from shared.memory import probe_memory
 from shared.redis_client import redact_url
@@ -57,7 +58,7 @@ class TranslateTask(Task):
     def on_failure(self, exc: BaseException, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
         # Called in the parent when the hard time limit killed the pool process.
         if isinstance(exc, TimeLimitExceeded) and args and isinstance(args[0], str):
-            self.context.store.fail(args[0], "timeout", f"the job ran longer than {settings.task_time_limit}s")
+            self.context.store.fail(args[0], ErrorCode.TIMEOUT, f"the job ran longer than {settings.task_time_limit}s")
 
 
 @app.task(bind=True, base=TranslateTask, name=TRANSLATE_TASK, max_retries=None)
@@ -76,7 +77,7 @@ def translate_job(self: TranslateTask, job_id: Any) -> None:
         raise self.retry(countdown=2, exc=exc) from None
     except Exception:
         log.exception("job %s failed unexpectedly", job_id)
-        self.context.store.fail(job_id, "internal_error", "the worker could not translate this job")
+        self.context.store.fail(job_id, ErrorCode.INTERNAL_ERROR, "the worker could not translate this job")
         return
     finally:
         current_job_id.reset(token)

@@ -16,10 +16,11 @@ from celery import Celery
 
 from shared.cache import SentenceCache, namespace_for
 from shared.celery_factory import TRANSLATE_TASK, make_celery
-from shared.jobs import JobStore
+from shared.jobs import Claim, JobStore
 from shared.keys import Keys
 from shared.memory import probe_memory
 from shared.redis_client import broker_redis, cache_redis
+from shared.routes import route_for
 from shared.settings import Settings
 from shared.stats import Stats
 from shared.workers import WorkerRegistry
@@ -44,6 +45,7 @@ class WorkerContext:
         self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
         self._heartbeat_stop = threading.Event()
         self.broker = BrokerHealth()
+        self.route = route_for(settings)
         self._rounds_running = 0
         self._idle_since = time.monotonic()
 
@@ -56,6 +58,23 @@ class WorkerContext:
         finally:
             self._rounds_running -= 1
             self._idle_since = time.monotonic()
+
+    def claim(self, job_id: str, fresh_only: bool = False) -> Claim:
+        """Try to take a job of this worker's route (see JobStore.claim)."""
+        settings = self.settings
+        return self.store.claim(
+            job_id,
+            self.route.key,
+            self.worker_id,
+            settings.lease_seconds,
+            settings.max_deliveries,
+            fresh_only=fresh_only,
+            lapse_is_loss=self.lapse_is_loss(),
+        )
+
+    def waiting(self) -> int:
+        """Jobs waiting in this worker's route."""
+        return self.store.pending_count(self.route.key)
 
     def lapse_is_loss(self) -> bool:
         """Whether a running job whose lease lapsed counts as lost now: not within two leases of a broker
@@ -90,7 +109,7 @@ class WorkerContext:
 
     def wake(self, job_id: str) -> None:
         """Send a new wake-up message for a job (it queues behind the messages already waiting)."""
-        self._producer.send_task(TRANSLATE_TASK, args=[job_id])
+        self._producer.send_task(TRANSLATE_TASK, args=[job_id], queue=self.keys.queue(self.route.key))
 
     def wake_forgotten_jobs(self) -> int:
         """Re-send the wake-up of jobs that have waited two leases while this worker sat idle as long.
@@ -103,7 +122,7 @@ class WorkerContext:
         if self._rounds_running or time.monotonic() - self._idle_since < stale:
             return 0
         sent = 0
-        for job_id in self.store.waiting_since(time.time() - stale, limit=8):
+        for job_id in self.store.waiting_since(self.route.key, time.time() - stale, limit=8):
             if self.store.mark_woken(job_id, max(1, int(stale))):
                 log.warning("job %s waited %.0fs with this worker idle: sending its wake-up again", job_id, stale)
                 self.wake(job_id)
@@ -126,7 +145,7 @@ class WorkerContext:
         def beat() -> None:
             while True:
                 try:
-                    self.registry.beat(self.worker_id, info, self.settings.model, self.namespace)
+                    self.registry.beat(self.worker_id, info, self.route, self.namespace)
                     self.wake_forgotten_jobs()
                 except Exception as exc:  # noqa: BLE001 - keep beating through broker outages
                     self.broker.saw_trouble()

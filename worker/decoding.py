@@ -23,10 +23,9 @@ from typing import Any, Callable, Sequence
 
 import torch
 from transformers import GenerationConfig
-from transformers.cache_utils import DynamicCache, EncoderDecoderCache
 from transformers.modeling_outputs import BaseModelOutput
 
-from worker.batching import BatchInterrupted
+from worker.decoder_steps import DecoderSteps
 
 # Generation-config fields this loop reproduces; any other field set to a non-default value means a
 # logits processor or search variant it does not have, and generation stays with transformers.
@@ -108,7 +107,9 @@ class Decoder:
         if num_beams > 1:
             hidden = hidden.repeat_interleave(num_beams, dim=0)
             attention_mask = attention_mask.repeat_interleave(num_beams, dim=0)
-        step = _Steps(model, BaseModelOutput(last_hidden_state=hidden), attention_mask, self.cache_argument, interrupt)
+        step = DecoderSteps(
+            model, BaseModelOutput(last_hidden_state=hidden), attention_mask, self.cache_argument, interrupt
+        )
         if num_beams == 1:
             return self._greedy(step, len(input_ids), max_new_tokens, min_new_tokens)
         return self._beam_search(step, len(input_ids), num_beams, max_new_tokens, min_new_tokens)
@@ -123,7 +124,7 @@ class Decoder:
             scores.fill_(-math.inf)
             scores[:, self.forced_eos] = 0
 
-    def _greedy(self, step: _Steps, batch: int, max_new: int, min_new: int) -> list[list[int]]:
+    def _greedy(self, step: DecoderSteps, batch: int, max_new: int, min_new: int) -> list[list[int]]:
         device = step.device
         tokens = torch.full((batch, 1), self.start, dtype=torch.long, device=device)
         unfinished = torch.ones(batch, dtype=torch.long, device=device)
@@ -140,7 +141,7 @@ class Decoder:
             tokens = chosen[:, None]
         return [_until_end(row, self.eos) for row in torch.stack(out, dim=1).tolist()]
 
-    def _beam_search(self, step: _Steps, batch: int, beams: int, max_new: int, min_new: int) -> list[list[int]]:
+    def _beam_search(self, step: DecoderSteps, batch: int, beams: int, max_new: int, min_new: int) -> list[list[int]]:
         """transformers' `_beam_search` (5.x, one end-of-sentence token, no sampling), step for step."""
         device = step.device
         keep = 2 * beams  # candidates kept per sentence: enough for `beams` that do not end here
@@ -216,44 +217,6 @@ class Decoder:
         best_running = running_scores[:, :1] / (length**self.length_penalty)
         worst_finished = torch.where(is_finished, torch.min(finished_scores, dim=1, keepdim=True)[0], _FINISHED)
         return improvable & torch.any(best_running > worst_finished, dim=-1, keepdim=True)
-
-
-class _Steps:
-    """One decoder step at a time over a key/value cache; returns float32 logits the caller may overwrite."""
-
-    def __init__(
-        self,
-        model: Any,
-        encoder_outputs: BaseModelOutput,
-        attention_mask: torch.Tensor,
-        cache_argument: str,
-        interrupt: Callable[[], bool] | None = None,
-    ):
-        self.model = model
-        self.cache_argument = cache_argument
-        self.interrupt = interrupt
-        self.encoder_outputs = encoder_outputs
-        self.attention_mask = attention_mask
-        self.device = attention_mask.device
-        self.cache = EncoderDecoderCache(DynamicCache(config=model.config), DynamicCache(config=model.config))
-
-    def __call__(self, tokens: torch.Tensor) -> torch.Tensor:
-        if self.interrupt is not None and self.interrupt():
-            raise BatchInterrupted()
-        out = self.model(
-            encoder_outputs=self.encoder_outputs,
-            attention_mask=self.attention_mask,
-            decoder_input_ids=tokens.contiguous(),
-            use_cache=True,
-            **{self.cache_argument: self.cache},
-        )
-        logits = out.logits[:, -1, :]
-        return logits if logits.dtype == torch.float32 and logits.is_contiguous() else logits.float().contiguous()
-
-    def keep_rows(self, rows: torch.Tensor) -> None:
-        """Continue from these rows' decoder states. Beams stay within their sentence and each sentence's
-        cross-attention rows are copies of one encoder output, so only the decoder's own cache moves."""
-        self.cache.self_attention_cache.reorder_cache(rows)
 
 
 def _ids(value: Any) -> list[int]:

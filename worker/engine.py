@@ -24,6 +24,7 @@ from transformers.utils import logging as transformers_logging
 from shared.memory import allowed_cpus, process_rss_bytes
 from shared.settings import Settings
 from worker import marian_positions
+from worker.batching import batch_budget
 from worker.decoding import Decoder
 from worker.quantization import quantize_int8
 
@@ -125,14 +126,8 @@ class TranslationEngine:
         return [ids[i : i + step] for i in range(0, max(len(ids), 1), step)]
 
     def batch_budget(self) -> tuple[int, int]:
-        """Most sentences and padded source tokens per batch: the settings' rows divided by the beams
-        (each sentence fills `num_beams` rows), four times larger on a GPU."""
-        scale = 4 if self.device.type == "cuda" else 1
-        beams = self.num_beams
-        return (
-            max(1, self.settings.max_batch_sentences * scale // beams),
-            max(1, self.settings.max_batch_tokens * scale // beams),
-        )
+        """Most sentences and padded source tokens per batch (see worker.batching.batch_budget)."""
+        return batch_budget(self.settings, self.num_beams, on_gpu=self.device.type == "cuda")
 
     def estimate_batch_bytes(self, batch_size: int, source_tokens: int) -> int:
         """An upper bound on the extra memory generating this batch needs."""

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from shared.cache import normalise
+from shared.error_codes import ErrorCode
 from shared.jobs import Job
 from shared.splitter import Segment, join_translations, sentences, split_text
 
@@ -109,7 +110,7 @@ def finish(ctx: WorkerContext, work: JobWork) -> None:
         )
 
 
-def fail(ctx: WorkerContext, job_id: str, code: str, message: str) -> None:
+def fail(ctx: WorkerContext, job_id: str, code: ErrorCode, message: str) -> None:
     outcome = ctx.broker.retry(lambda: ctx.store.fail(job_id, code, message))
     if outcome == "ok":
         ctx.stats.job_finished("failed", None)

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from celery.exceptions import SoftTimeLimitExceeded
 
+from shared.error_codes import ErrorCode
 from worker.batch_runner import PassEnd, save_progress, translate_pass
 from worker.job_work import JobWork, fail, finish, load_works
 from worker.leases import LeaseKeeper
@@ -52,11 +53,7 @@ def run_round(ctx: WorkerContext, job_id: str) -> RoundResult:
     """Claim the job (and waiting ones), translate, store results."""
     settings = ctx.settings
     ctx.broker.retry(lambda: ctx.store.woken(job_id))
-    claim = ctx.broker.retry(
-        lambda: ctx.store.claim(
-            job_id, ctx.worker_id, settings.lease_seconds, settings.max_deliveries, lapse_is_loss=ctx.lapse_is_loss()
-        )
-    )
+    claim = ctx.broker.retry(lambda: ctx.claim(job_id))
     claimed: list[str] = []
     solo = False
     if claim.outcome == "leased":
@@ -89,8 +86,8 @@ def _claim_waiting(ctx: WorkerContext, budget: int, taken: list[str], used: int 
     those of the first of `taken`): of the 64 oldest, the smallest first (oldest first among equals), so a
     round that starts with no job of its own (its job was batched with others earlier) takes the small
     jobs waiting rather than a parked big one, whose own wake-up brings it back."""
-    store, settings = ctx.store, ctx.settings
-    candidates = [j for j in store.oldest_pending(64) if j not in taken]
+    store = ctx.store
+    candidates = [j for j in store.oldest_pending(ctx.route.key, 64) if j not in taken]
     if not candidates:
         return []
     own = taken[:1] if used is None else []
@@ -101,8 +98,7 @@ def _claim_waiting(ctx: WorkerContext, budget: int, taken: list[str], used: int 
     for candidate, size in sorted(zip(candidates, sizes), key=lambda pair: pair[1]):
         if used and used + size > budget:
             continue
-        result = store.claim(candidate, ctx.worker_id, settings.lease_seconds, settings.max_deliveries, fresh_only=True)
-        if result.outcome == "claimed":
+        if ctx.claim(candidate, fresh_only=True).outcome == "claimed":
             claimed.append(candidate)
             used += size
     return claimed
@@ -143,20 +139,19 @@ def _translate_jobs(
             log.info("took %d arriving job(s) into the round", len(new))
     except SoftTimeLimitExceeded:
         if own_job_id in active:
-            fail(ctx, own_job_id, "timeout", f"the job ran longer than {ctx.settings.task_soft_time_limit}s")
+            fail(ctx, own_job_id, ErrorCode.TIMEOUT, f"the job ran longer than {ctx.settings.task_soft_time_limit}s")
             active.pop(own_job_id)
         _park(ctx, active)
     except Exception:
         log.exception("translation round of %d job(s) failed", len(active))
         for work in active.values():
             if work.job.id == own_job_id and len(works) == 1:
-                fail(ctx, work.job.id, "internal_error", "the worker could not translate this job")
+                fail(ctx, work.job.id, ErrorCode.INTERNAL_ERROR, "the worker could not translate this job")
             else:
                 # Counted as an attempt, so it runs alone next time and cannot sink others again.
                 ctx.broker.retry(lambda jid=work.job.id: ctx.store.drop_lease(jid))
         if own_job_id in active and len(works) > 1:
-            retry = ctx.store.claim(own_job_id, ctx.worker_id, ctx.settings.lease_seconds, ctx.settings.max_deliveries)
-            if retry.outcome == "claimed":
+            if ctx.claim(own_job_id).outcome == "claimed":
                 _translate_jobs(ctx, [own_job_id], own_job_id)
 
 
@@ -177,9 +172,8 @@ def _park(ctx: WorkerContext, active: dict[str, JobWork]) -> None:
     for work in active.values():
         save_progress(ctx, work)
         job_id = work.job.id
-        if ctx.broker.retry(lambda jid=job_id: ctx.store.park(jid, ctx.worker_id)) and ctx.store.mark_woken(
-            job_id, ttl
-        ):
+        parked = ctx.broker.retry(lambda jid=job_id: ctx.store.park(jid, ctx.route.key, ctx.worker_id))
+        if parked and ctx.store.mark_woken(job_id, ttl):
             try:
                 ctx.wake(job_id)
             except Exception as exc:  # noqa: BLE001 - the job is safe in the pending set

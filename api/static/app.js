@@ -26,6 +26,23 @@
     return data;
   }
 
+  // The pair selector: every served pair, from GET /v1/languages (the default stays if that fails).
+  async function loadPairs() {
+    try {
+      const data = await call("GET", "/v1/languages");
+      const select = $("pair"), current = select.value;
+      select.innerHTML = "";
+      for (const p of data.pairs) {
+        const option = document.createElement("option");
+        option.value = p.source_lang + "-" + p.target_lang;
+        option.textContent = p.source_lang + " → " + p.target_lang + (p.workers ? "" : " (no worker yet)");
+        select.appendChild(option);
+      }
+      if ([...select.options].some((o) => o.value === current)) select.value = current;
+    } catch (e) { /* keep the default pair */ }
+  }
+  loadPairs();
+
   function render(job) {
     const p = job.progress || { sentences_done: 0, sentences_total: 0 };
     progress.hidden = false;
@@ -44,7 +61,8 @@
     button.disabled = true;
     $("target").value = "";
     try {
-      let job = await call("POST", "/v1/jobs", { text });
+      const [source_lang, target_lang] = $("pair").value.split("-");
+      let job = await call("POST", "/v1/jobs", { text, source_lang, target_lang });
       render(job);
       let delay = 150;
       while (job.status === "queued" || job.status === "running") {

@@ -13,8 +13,8 @@ def error_of(response):
 
 
 def nothing_enqueued(redis_client):
-    assert redis_client.zcard("transq:pending") == 0
-    assert redis_client.llen("transq:jobs") == 0
+    assert not redis_client.keys("transq:pending:*")
+    assert not redis_client.keys("transq:jobs:*")
     assert not redis_client.keys("transq:job:*")
 
 
@@ -67,14 +67,24 @@ def test_wrong_content_type_is_415(client, redis_client, content_type):
         ({}, "exactly one of"),
         ({"text": "a", "texts": ["b"]}, "exactly one of"),
         ([1, 2], "JSON object"),
-        ({"text": "好", "source_lang": "fr"}, "source_lang"),
-        ({"text": "好", "target_lang": "de"}, "target_lang"),
+        ({"text": "好", "source_lang": 3}, "source_lang must be a string"),
     ],
 )
 def test_wrong_schema_is_422_naming_the_field(client, redis_client, body, fragment):
     response = post(client, body)
     assert response.status_code == 422 and error_of(response) == "validation_error"
     assert fragment in response.get_json()["error"]["message"]
+    nothing_enqueued(redis_client)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [{"text": "好", "source_lang": "fr"}, {"text": "好", "target_lang": "de"}, {"text": "好", "source_lang": "en"}],
+)
+def test_an_unserved_language_pair_is_422_naming_the_served_ones(client, redis_client, body):
+    response = post(client, body)
+    assert response.status_code == 422 and error_of(response) == "unsupported_language_pair"
+    assert "served pairs: zh-en" in response.get_json()["error"]["message"]
     nothing_enqueued(redis_client)
 
 

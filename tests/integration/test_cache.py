@@ -10,7 +10,7 @@ def test_resubmission_is_answered_from_cache_without_queueing(stack):
     texts = ["缓存测试第一句。缓存测试第二句！", "缓存测试第三句"]
     first = stack.client.wait(stack.client.submit(texts)["id"])
     assert first["status"] == "succeeded"
-    messages_before = stack.r.llen(stack.settings.queue_name)
+    messages_before = stack.r.llen(stack.queue)
     submitted_before = stack.stat("jobs_answered_from_cache")
     response = requests.post(stack.api.url + "/v1/jobs", json={"texts": texts}, timeout=10)
     assert response.status_code == 200
@@ -18,7 +18,7 @@ def test_resubmission_is_answered_from_cache_without_queueing(stack):
     assert again["status"] == "succeeded"
     assert again["result"]["translations"] == first["result"]["translations"]
     assert again["cached_sentences"] == 3
-    assert stack.r.llen(stack.settings.queue_name) == messages_before == 0
+    assert stack.r.llen(stack.queue) == messages_before == 0
     assert stack.stat("jobs_answered_from_cache") == submitted_before + 1
     assert stack.client.job(again["id"])["status"] == "succeeded"  # still readable
 
@@ -69,7 +69,7 @@ def test_changed_generation_setting_is_a_miss(make_stack):
 
 def test_cache_server_down_jobs_still_succeed(make_stack, tmp_path):
     """RELIABILITY 9: cache down -> translations still succeed; the broker is unaffected."""
-    from transq_cli.redis_server import RedisServer
+    from devstack.redis_server import RedisServer
 
     cache = RedisServer().start()
     s = make_stack(cache_url=cache.url)

@@ -46,6 +46,10 @@ def test_translate_a_paragraph_in_the_browser(stack, browser):
 
     browser.get(stack.api.url + "/")
     assert browser.find_element(By.ID, "source").is_displayed() and browser.find_element(By.ID, "target").is_displayed()
+    # The pair selector is filled from GET /v1/languages.
+    WebDriverWait(browser, 10).until(
+        lambda d: [o.get_attribute("value") for o in d.find_elements(By.CSS_SELECTOR, "#pair option")] == ["zh-en"]
+    )
     browser.find_element(By.ID, "source").send_keys("浏览器里的第一段。第二句！\n\n第二段。")
     browser.find_element(By.ID, "translate").click()
     WebDriverWait(browser, 60).until(lambda d: d.find_element(By.ID, "status").text.startswith("succeeded"))

@@ -15,7 +15,7 @@ def post_job(stack, texts, timeout=10):
 
 
 def test_06_broker_restart_with_aof_every_accepted_job_finishes(make_stack):
-    s = make_stack(appendonly=True, test_hooks=True, visibility_timeout=20)
+    s = make_stack(appendonly=True, test_hooks=True, visibility_timeout=20, task_soft_time_limit=15, task_time_limit=18)
     running = s.client.submit([slow_text(3, "aof-running")])
     queued = [s.client.submit([f"AOF排队的工作{i}。"]) for i in range(3)]
     recorder = StatusRecorder(s, running["id"])
@@ -60,21 +60,21 @@ def test_08_full_broker_gives_503_and_writes_nothing(make_stack):
         except Exception:  # noqa: BLE001 - OOM reached
             break
     jobs_before = len(s.r.keys("transq:job:*"))
-    pending_before = s.r.zcard("transq:pending")
-    messages_before = s.r.llen(s.settings.queue_name)
+    pending_before = s.r.zcard(s.pending)
+    messages_before = s.r.llen(s.queue)
     response = post_job(s, ["满了的工作。" * 20])
     assert response.status_code == 503, response.text
     assert response.json()["error"]["code"] == "unavailable" and "Retry-After" in response.headers
     assert len(s.r.keys("transq:job:*")) == jobs_before
-    assert s.r.zcard("transq:pending") == pending_before
-    assert s.r.llen(s.settings.queue_name) == messages_before
+    assert s.r.zcard(s.pending) == pending_before
+    assert s.r.llen(s.queue) == messages_before
     s.r.config_set("maxmemory", 0)
     assert post_job(s, ["空间恢复了。"]).status_code == 202
 
 
 def test_09_cache_evicting_jobs_still_succeed(make_stack):
     """Case 9 with a cache that evicts everything it is given (a dead cache is tested in tests/integration/test_cache.py)."""
-    from transq_cli.redis_server import RedisServer
+    from devstack.redis_server import RedisServer
 
     cache = RedisServer(maxmemory="1", policy="allkeys-lru").start()
     try:

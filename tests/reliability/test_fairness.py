@@ -35,6 +35,6 @@ def test_a_small_job_finishes_while_a_big_one_runs(make_stack):
 def test_a_waiting_job_whose_message_was_lost_is_woken_again(make_stack):
     s = make_stack(worker=False)
     job = s.client.submit(["消息丢了。"])
-    assert s.r.delete(s.settings.queue_name) == 1  # its only message is gone (a consumer died holding it)
+    assert s.r.delete(s.queue) == 1  # its only message is gone (a consumer died holding it)
     s.add_worker()
     assert s.client.wait(job["id"], timeout=60)["status"] == "succeeded"

@@ -88,7 +88,7 @@ def test_concurrent_posts_with_one_idempotency_key_create_exactly_one_job(make_s
     )
     assert {r.status_code for r in responses} == {202}
     assert len({r.json()["id"] for r in responses}) == 1
-    assert len(s.r.keys("transq:job:*")) == 1 and s.r.llen(s.settings.queue_name) == 1
+    assert len(s.r.keys("transq:job:*")) == 1 and s.r.llen(s.queue) == 1
     # The same request spelt the other way is the same request; a different one is refused.
     same = requests.post(s.api.url + "/v1/jobs", json={"texts": ["只要一个。"]}, headers=headers, timeout=5)
     assert same.json()["id"] == responses[0].json()["id"]
@@ -108,7 +108,7 @@ def test_the_queue_cap_holds_under_concurrent_submissions(make_stack):
     )
     statuses = sorted(r.status_code for r in responses)
     assert statuses == [202] * 5 + [503] * 25, statuses
-    assert s.r.zcard("transq:pending") == 5 and len(s.r.keys("transq:job:*")) == 5
+    assert s.r.zcard(s.pending) == 5 and len(s.r.keys("transq:job:*")) == 5
 
 
 # 3. Rate limits that cannot be dodged ---------------------------------------------------------

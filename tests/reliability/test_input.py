@@ -14,8 +14,8 @@ def post_raw(stack, data: bytes, content_type="application/json"):
 
 def test_14_bad_requests_enqueue_nothing(stack):
     before = (
-        stack.r.llen(stack.settings.queue_name),
-        stack.r.zcard("transq:pending"),
+        stack.r.llen(stack.queue),
+        stack.r.zcard(stack.pending),
         len(stack.r.keys("transq:job:*")),
     )
     cases = [
@@ -30,8 +30,8 @@ def test_14_bad_requests_enqueue_nothing(stack):
         assert set(response.json()["error"]) == {"code", "message"}
         assert "Traceback" not in response.text
     after = (
-        stack.r.llen(stack.settings.queue_name),
-        stack.r.zcard("transq:pending"),
+        stack.r.llen(stack.queue),
+        stack.r.zcard(stack.pending),
         len(stack.r.keys("transq:job:*")),
     )
     assert after == before

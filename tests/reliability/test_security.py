@@ -60,7 +60,7 @@ def test_24_queue_over_its_limit_is_503_with_retry_after(make_stack):
     response = requests.post(s.api.url + "/v1/jobs", json={"text": "太多了。"}, timeout=5)
     assert response.status_code == 503 and response.json()["error"]["code"] == "overloaded"
     assert int(response.headers["Retry-After"]) > 0
-    assert s.r.zcard("transq:pending") == 3
+    assert s.r.zcard(s.pending) == 3
 
 
 def test_25_production_app_has_debug_off(redis_server, tmp_path):

@@ -36,7 +36,7 @@ def test_01_sigkill_pool_process_mid_translation(make_stack):
 
 
 def test_02_sigkill_whole_worker_then_a_new_one_finishes_it(make_stack):
-    s = make_stack(test_hooks=True, visibility_timeout=6)
+    s = make_stack(test_hooks=True, visibility_timeout=6, task_soft_time_limit=3, task_time_limit=5)
     job = s.client.submit([slow_text(2, "kill-all")])
     recorder = StatusRecorder(s, job["id"])
     wait_running(s, job["id"])
@@ -88,7 +88,7 @@ def test_10_second_delivery_of_a_finished_job_changes_nothing(stack):
     for _ in range(2):
         producer.send_task(TRANSLATE_TASK, args=[job["id"]])
     deadline = time.monotonic() + 10
-    while stack.r.llen(stack.settings.queue_name) and time.monotonic() < deadline:
+    while stack.r.llen(stack.queue) and time.monotonic() < deadline:
         time.sleep(0.1)
     time.sleep(1)
     assert stack.r.hgetall(f"transq:job:{job['id']}") == record_before
@@ -119,11 +119,11 @@ def test_21_pickled_message_is_refused_and_runs_no_code(stack, tmp_path):
         producer = conn.Producer(serializer="pickle")
         producer.publish(
             {"task": TRANSLATE_TASK, "id": "evil", "args": [Exploit()], "kwargs": {}},
-            routing_key=stack.settings.queue_name,
+            routing_key=stack.queue,
             headers={"task": TRANSLATE_TASK, "id": "evil", "lang": "py", "argsrepr": "", "kwargsrepr": ""},
         )
     deadline = time.monotonic() + 10
-    while stack.r.llen(stack.settings.queue_name) and time.monotonic() < deadline:
+    while stack.r.llen(stack.queue) and time.monotonic() < deadline:
         time.sleep(0.1)
     time.sleep(1)
     assert not marker.exists()

@@ -5,8 +5,11 @@ import time
 
 import pytest
 
+from shared.error_codes import ErrorCode
 from shared.jobs import QUEUED, Idempotency, Job, JobStore, new_job_id, utc_now
 from shared.keys import Keys
+
+ROUTE = "zh-en-0123456789"
 
 
 @pytest.fixture
@@ -15,7 +18,15 @@ def store(redis_client):
 
 
 def make_job(store: JobStore) -> Job:
-    job = Job(id=new_job_id(), status=QUEUED, texts=["你好。"], model="m", created_at=utc_now(), sentences_total=1)
+    job = Job(
+        id=new_job_id(),
+        status=QUEUED,
+        texts=["你好。"],
+        model="m",
+        created_at=utc_now(),
+        sentences_total=1,
+        route=ROUTE,
+    )
     store.create(job)
     return job
 
@@ -28,10 +39,10 @@ def test_ids_are_128_random_bits():
 def test_lifecycle_and_ttls(store, redis_client):
     job = make_job(store)
     assert redis_client.ttl(Keys().job(job.id)) == 100
-    assert store.pending_count() == 1
-    assert store.claim(job.id, "w1", 5, 3).outcome == "claimed"
+    assert store.pending_count(ROUTE) == 1
+    assert store.claim(job.id, ROUTE, "w1", 5, 3).outcome == "claimed"
     assert store.get(job.id).status == "running"
-    assert store.pending_count() == 0
+    assert store.pending_count(ROUTE) == 0
     store.set_progress(job.id, 1)
     assert store.succeed(job.id, ["Hello."], cached_sentences=0, sentences_done=1) == "ok"
     done = store.get(job.id)
@@ -42,11 +53,11 @@ def test_lifecycle_and_ttls(store, redis_client):
 
 def test_status_never_moves_backwards(store):
     job = make_job(store)
-    store.claim(job.id, "w1", 5, 3)
+    store.claim(job.id, ROUTE, "w1", 5, 3)
     assert store.succeed(job.id, ["a"], 0, 1) == "ok"
-    assert store.fail(job.id, "x", "y") == "refused"
+    assert store.fail(job.id, ErrorCode.INTERNAL_ERROR, "y") == "refused"
     assert store.cancel(job.id) == "refused"
-    assert store.claim(job.id, "w2", 5, 3).outcome == "final"
+    assert store.claim(job.id, ROUTE, "w2", 5, 3).outcome == "final"
     assert store.succeed(job.id, ["b"], 0, 1) == "refused"
     assert store.get(job.id).result == ["a"]
 
@@ -54,25 +65,25 @@ def test_status_never_moves_backwards(store):
 def test_cancel_queued_then_worker_skips_it(store):
     job = make_job(store)
     assert store.cancel(job.id) == "ok"
-    assert store.claim(job.id, "w1", 5, 3).outcome == "final"
-    assert store.pending_count() == 0
+    assert store.claim(job.id, ROUTE, "w1", 5, 3).outcome == "final"
+    assert store.pending_count(ROUTE) == 0
 
 
 def test_lease_blocks_second_worker_until_it_expires(store, redis_client):
     job = make_job(store)
-    assert store.claim(job.id, "w1", 5, 3).outcome == "claimed"
-    assert store.claim(job.id, "w2", 5, 3).outcome == "leased"
+    assert store.claim(job.id, ROUTE, "w1", 5, 3).outcome == "claimed"
+    assert store.claim(job.id, ROUTE, "w2", 5, 3).outcome == "leased"
     redis_client.delete(Keys().lease(job.id))  # the worker died: nobody renews the lease
-    claim = store.claim(job.id, "w2", 5, 3)
+    claim = store.claim(job.id, ROUTE, "w2", 5, 3)
     assert (claim.outcome, claim.attempts) == ("claimed", 2)
 
 
 def test_lost_deliveries_fail_the_job(store):
     job = make_job(store)
     for attempt in range(3):
-        assert store.claim(job.id, f"w{attempt}", 5, 3).outcome == "claimed"
+        assert store.claim(job.id, ROUTE, f"w{attempt}", 5, 3).outcome == "claimed"
         store.client.delete(Keys().lease(job.id))
-    claim = store.claim(job.id, "w9", 5, 3)
+    claim = store.claim(job.id, ROUTE, "w9", 5, 3)
     assert claim.outcome == "lost"
     failed = store.get(job.id)
     assert failed.status == "failed" and failed.error["code"] == "worker_lost"
@@ -80,13 +91,13 @@ def test_lost_deliveries_fail_the_job(store):
 
 def test_a_parked_job_waits_again_and_its_next_claim_counts_no_attempt(store, redis_client):
     job = make_job(store)
-    store.claim(job.id, "w1", 5, 3)
+    store.claim(job.id, ROUTE, "w1", 5, 3)
     store.set_progress(job.id, 1, 0, {0: "half"})
-    assert store.park(job.id, "w2") is False  # not w2's to give back
-    assert store.park(job.id, "w1") is True
-    assert store.oldest_pending(5) == [job.id] and store.get(job.id).status == "running"
+    assert store.park(job.id, ROUTE, "w2") is False  # not w2's to give back
+    assert store.park(job.id, ROUTE, "w1") is True
+    assert store.oldest_pending(ROUTE, 5) == [job.id] and store.get(job.id).status == "running"
     assert store.renew_leases([job.id], "w1", 5) == 0  # its old holder does not take it back
-    assert store.claim(job.id, "w2", 5, 3, fresh_only=True).outcome == "claimed"  # rounds may take it in
+    assert store.claim(job.id, ROUTE, "w2", 5, 3, fresh_only=True).outcome == "claimed"  # rounds may take it in
     assert store.get(job.id).attempts == 1 and store.partial_translations([job.id]) == [{0: "half"}]
     store.succeed(job.id, ["done"], 0, 1)
     assert not redis_client.exists(Keys().partial(job.id))  # kept only while it runs
@@ -94,39 +105,55 @@ def test_a_parked_job_waits_again_and_its_next_claim_counts_no_attempt(store, re
 
 def test_a_lapsed_lease_counts_as_lost_only_when_the_claimant_saw_no_outage(store):
     job = make_job(store)
-    store.claim(job.id, "w1", 0.05, 3)
+    store.claim(job.id, ROUTE, "w1", 0.05, 3)
     time.sleep(0.1)  # the lease lapsed (a broker freeze, or w1 died)
-    assert store.claim(job.id, "w2", 5, 3, lapse_is_loss=False).outcome == "leased"
+    assert store.claim(job.id, ROUTE, "w2", 5, 3, lapse_is_loss=False).outcome == "leased"
     assert store.renew_leases([job.id], "w1", 5) == 1  # w1 is alive: it takes its lease back
-    assert store.claim(job.id, "w2", 5, 3).outcome == "leased"
+    assert store.claim(job.id, ROUTE, "w2", 5, 3).outcome == "leased"
     store.drop_lease(job.id)
-    assert store.claim(job.id, "w2", 5, 3).attempts == 2
+    assert store.claim(job.id, ROUTE, "w2", 5, 3).attempts == 2
 
 
 def test_create_checks_the_queue_cap_and_the_idempotency_key_in_one_step(store, redis_client):
     first = make_job(store)
-    second = Job(id=new_job_id(), status=QUEUED, texts=["再见。"], model="m", created_at=utc_now(), sentences_total=1)
+    second = Job(
+        id=new_job_id(),
+        status=QUEUED,
+        texts=["再见。"],
+        model="m",
+        created_at=utc_now(),
+        sentences_total=1,
+        route=ROUTE,
+    )
     assert store.create(second, max_queue=1).outcome == "overloaded"
     assert not redis_client.exists(Keys().job(second.id))
     idem = Idempotency(Keys().idempotency("k"), "digest-a", 60)
     assert store.create(second, idempotency=idem, max_queue=2).outcome == "created"
-    third = Job(id=new_job_id(), status=QUEUED, texts=["再见。"], model="m", created_at=utc_now(), sentences_total=1)
+    third = Job(
+        id=new_job_id(),
+        status=QUEUED,
+        texts=["再见。"],
+        model="m",
+        created_at=utc_now(),
+        sentences_total=1,
+        route=ROUTE,
+    )
     again = store.create(third, idempotency=idem, max_queue=0)
     assert (again.outcome, again.job_id, again.request_digest) == ("exists", second.id, "digest-a")
-    assert not redis_client.exists(Keys().job(third.id)) and store.pending_count() == 2
+    assert not redis_client.exists(Keys().job(third.id)) and store.pending_count(ROUTE) == 2
     assert first.id != second.id
 
 
 def test_concurrent_writers_cannot_regress(store):
     job = make_job(store)
-    store.claim(job.id, "w1", 5, 3)
+    store.claim(job.id, ROUTE, "w1", 5, 3)
     outcomes = []
 
     def write(kind: str) -> None:
         if kind == "ok":
             outcomes.append(store.succeed(job.id, ["x"], 0, 1))
         else:
-            outcomes.append(store.fail(job.id, "e", "m"))
+            outcomes.append(store.fail(job.id, ErrorCode.INTERNAL_ERROR, "m"))
 
     threads = [threading.Thread(target=write, args=("ok" if i % 2 else "fail",)) for i in range(20)]
     for t in threads:

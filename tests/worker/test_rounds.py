@@ -30,13 +30,14 @@ def _submit(ctx, text: str, sentences: int = 1) -> str:
         created_at=utc_now(),
         sentences_total=sentences,
         submitted=time.time(),
+        route=ctx.route.key,
     )
     ctx.store.create(job)
     return job.id
 
 
 def _claim(ctx, job_id: str) -> None:
-    assert ctx.store.claim(job_id, ctx.worker_id, 30, 3).outcome == "claimed"
+    assert ctx.claim(job_id).outcome == "claimed"
 
 
 def test_small_batch_stops_for_arrivals_and_the_round_takes_them_in(context, caplog):
@@ -53,7 +54,7 @@ def test_small_batch_stops_for_arrivals_and_the_round_takes_them_in(context, cap
     # Everyone finished, in one shared batch, with what the engine gives for them.
     jobs = [Job.from_hash(ctx.redis.hgetall(ctx.keys.job(j))) for j in [first, *arrivals]]
     assert [j.status for j in jobs] == ["succeeded"] * 5
-    assert ctx.store.pending_count() == 0
+    assert ctx.waiting() == 0
     assert [j.result[0] for j in jobs] == ctx.engine.translate_ids(ctx.engine.token_ids(SENTENCES))
     histogram = ctx.redis.hgetall(ctx.keys.histograms)
     assert histogram["batch_size:+Inf"] == "1" and histogram["batch_size:sum"] == "5"

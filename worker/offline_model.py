@@ -72,19 +72,32 @@ def _pieces(model_file: Path) -> list[str]:
 
 
 def make_test_model(
-    folder: str | Path, shape: str = "tiny", zh_lines: Sequence[str] | None = None, num_beams: int = 1, seed: int = 0
+    folder: str | Path,
+    shape: str = "tiny",
+    zh_lines: Sequence[str] | None = None,
+    num_beams: int = 1,
+    seed: int = 0,
+    pair: str = "zh-en",
 ) -> Path:
-    """Write a MarianMT model of `shape` into `folder` and return the folder."""
+    """Write a MarianMT model of `shape` translating `pair` (zh-en or en-zh) into `folder`; return it."""
     import torch
     from transformers import GenerationConfig, MarianConfig, MarianMTModel
+    from transformers.utils import logging as hf_logging
 
+    hf_logging.disable_progress_bar()  # no tqdm bar while the weights are written
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    zh = list(zh_lines or []) + (DATA / "corpus.zh.txt").read_text(encoding="utf-8").splitlines()
-    en = (DATA / "corpus.en.txt").read_text(encoding="utf-8").splitlines()
+    corpora = {
+        "zh": (list(zh_lines or []) + (DATA / "corpus.zh.txt").read_text(encoding="utf-8").splitlines(), 0.9995),
+        "en": ((DATA / "corpus.en.txt").read_text(encoding="utf-8").splitlines(), 1.0),
+    }
+    source, _, target = pair.partition("-")
+    if source not in corpora or target not in corpora or source == target:
+        raise ValueError(f"the offline test model translates zh-en or en-zh, not {pair!r}")
     small = shape == "tiny"
-    _train_spm(zh, folder / "source", 400 if small else 4000, 0.9995)
-    _train_spm(en, folder / "target", 300 if small else 1000, 1.0)
+    sizes = {"zh": 400 if small else 4000, "en": 300 if small else 1000}
+    _train_spm(corpora[source][0], folder / "source", sizes[source], corpora[source][1])
+    _train_spm(corpora[target][0], folder / "target", sizes[target], corpora[target][1])
     (folder / "source.model").rename(folder / "source.spm")
     (folder / "target.model").rename(folder / "target.spm")
     for extra in ("source.vocab", "target.vocab"):
@@ -107,8 +120,8 @@ def make_test_model(
         json.dumps(
             {
                 "tokenizer_class": "MarianTokenizer",
-                "source_lang": "zh",
-                "target_lang": "en",
+                "source_lang": source,
+                "target_lang": target,
                 "model_max_length": 512,
                 "separate_vocabs": False,
                 "unk_token": "<unk>",
@@ -153,3 +166,19 @@ def make_test_model(
         folder,
     )
     return folder
+
+
+def main() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Build a small random MarianMT model offline.")
+    parser.add_argument("folder")
+    parser.add_argument("--shape", choices=sorted(SHAPES), default="tiny")
+    parser.add_argument("--pair", choices=["zh-en", "en-zh"], default="zh-en")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    make_test_model(args.folder, shape=args.shape, pair=args.pair)
+
+
+if __name__ == "__main__":
+    main()

@@ -18,9 +18,9 @@ import psutil
 import redis
 import requests
 
+from devstack.redis_server import free_port, stop_process
 from shared.keys import Keys
 from shared.settings import Settings
-from transq_cli.redis_server import free_port, stop_process
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,0 +1,105 @@
+"""Two language pairs end to end: two offline models (zh-en, en-zh), a worker each, one API. Jobs of
+each pair reach only that pair's workers; with one pair's workers stopped the other still finishes, and
+the stopped pair's jobs wait and finish when a worker of theirs starts."""
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+import requests
+
+from tests.stack import ROOT
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="session")
+def en_zh_model(tmp_path_factory):
+    from worker.offline_model import make_test_model
+
+    return make_test_model(tmp_path_factory.mktemp("model-en-zh") / "tiny", pair="en-zh")
+
+
+def post(stack, body):
+    return requests.post(stack.api.url + "/v1/jobs", json=body, timeout=10)
+
+
+def served_by(stack, job_id: str) -> str:
+    """The route of the worker that ran the job, from that worker's heartbeat."""
+    worker = stack.r.hget(f"transq:job:{job_id}", "worker")
+    return json.loads(stack.r.get(f"transq:worker:{worker}"))["route"]
+
+
+def test_two_pairs_route_to_their_own_workers(make_stack, en_zh_model):
+    s = make_stack(worker=False)
+    zh_en = s.add_worker("zh-en")
+    en_zh = s.add_worker("en-zh", model=str(en_zh_model))
+    pairs = requests.get(s.api.url + "/v1/languages", timeout=5).json()["pairs"]
+    assert [(p["source_lang"], p["target_lang"], p["workers"]) for p in pairs] == [("en", "zh", 1), ("zh", "en", 1)]
+    assert requests.get(s.api.url + "/readyz", timeout=5).json()["pairs"] == {"en-zh": 1, "zh-en": 1}
+
+    chinese = post(s, {"text": "今天天气很好。", "source_lang": "zh", "target_lang": "en"}).json()
+    english = post(s, {"text": "The weather is fine today.", "source_lang": "en", "target_lang": "zh"}).json()
+    for job, pair in ((chinese, "zh-en"), (english, "en-zh")):
+        done = s.client.wait(job["id"], timeout=60)
+        assert done["status"] == "succeeded", done
+        assert served_by(s, job["id"]).startswith(pair + "-")
+    assert s.client.job(english["id"])["model"] == str(en_zh_model)
+
+    # With two pairs served the pair must be named, and an unserved one is refused naming those served.
+    unnamed = post(s, {"text": "哪一种？"})
+    assert unnamed.status_code == 422 and unnamed.json()["error"]["code"] == "unsupported_language_pair"
+    french = post(s, {"text": "Bonjour.", "source_lang": "fr", "target_lang": "en"})
+    assert french.status_code == 422 and "en-zh, zh-en" in french.json()["error"]["message"]
+    assert post(s, {"text": "Only the target.", "target_lang": "zh"}).status_code == 202  # one pair fits
+
+    # One pair's worker stops: the other pair still finishes; the stopped pair's jobs wait for theirs.
+    en_zh.stop()
+    waiting = post(s, {"text": "Waiting for a worker.", "source_lang": "en", "target_lang": "zh"}).json()
+    flowing = post(s, {"text": "别的语言照常。", "source_lang": "zh", "target_lang": "en"}).json()
+    assert s.client.wait(flowing["id"], timeout=60)["status"] == "succeeded"
+    time.sleep(2)
+    assert s.client.job(waiting["id"])["status"] == "queued"
+    assert served_by(s, flowing["id"]).startswith("zh-en-")
+    s.add_worker("en-zh-2", model=str(en_zh_model))
+    assert s.client.wait(waiting["id"], timeout=60)["status"] == "succeeded"
+    assert served_by(s, waiting["id"]).startswith("en-zh-")
+    assert zh_en.process.poll() is None
+
+
+def test_the_cli_names_the_pair(make_stack, en_zh_model, tmp_path):
+    s = make_stack(worker=False)
+    s.add_worker("en-zh", model=str(en_zh_model))
+    source = tmp_path / "notes.txt"
+    source.write_text("First paragraph.\n\nSecond one.", encoding="utf-8")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "transq_cli.main",
+            "translate",
+            str(source),
+            "--from",
+            "en",
+            "--to",
+            "zh",
+            "--url",
+            s.api.url,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "\n\n" in result.stdout  # both paragraphs came back, in place
+    jobs = [s.r.hgetall(k) for k in s.r.keys("transq:job:*")]
+    assert [j["model"] for j in jobs] == [str(en_zh_model)]
+
+
+def test_the_cli_never_imports_the_worker():
+    code = "import sys, transq_cli.main, transq_cli.translate_file; print(sorted(m for m in sys.modules if m.split('.')[0] in ('worker', 'torch')))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr
