@@ -86,10 +86,14 @@ class WorkerProcess:
         while time.monotonic() < deadline:
             if self.process is not None and self.process.poll() is not None:
                 raise RuntimeError(f"worker exited with {self.process.returncode}: {self.log_tail()}")
-            if any(w.get("pid") in self.child_pids() for w in self.ready_workers()):
+            if self.is_ready():
                 return
             time.sleep(0.1)
         raise TimeoutError(f"worker not ready: {self.log_tail()}")
+
+    def is_ready(self) -> bool:
+        """Whether a pool process of this worker has reported its model loaded."""
+        return any(w.get("pid") in self.child_pids() for w in self.ready_workers())
 
     def child_pids(self) -> list[int]:
         """Pool processes of this worker, read from the parent's children (not by name)."""
@@ -157,13 +161,17 @@ class ApiProcess:
         self.process = _spawn(args, {**_env(self.settings), **self.extra_env}, self.log_path)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
+            if self.process.poll() is not None:  # gunicorn gave up (a port in use, a bad setting): say so now
+                raise RuntimeError(f"gunicorn exited with {self.process.returncode}: {self._log_tail()}")
             try:
                 if requests.get(self.url + "/healthz", timeout=1).status_code == 200:
                     return self
             except requests.RequestException:
                 time.sleep(0.1)
-        tail = self.log_path.read_text(errors="replace")[-2000:] if self.log_path else ""
-        raise TimeoutError(f"API did not start on port {self.port}: {tail}")
+        raise TimeoutError(f"API did not start on port {self.port}: {self._log_tail()}")
+
+    def _log_tail(self) -> str:
+        return self.log_path.read_text(errors="replace")[-2000:] if self.log_path else ""
 
     def stop(self) -> None:
         # gunicorn's quick shutdown: a graceful one waits for idle keep-alive connections (up to the read

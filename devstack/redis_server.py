@@ -59,6 +59,7 @@ class RedisServer:
         self.maxmemory = maxmemory
         self.policy = policy
         self.password = password
+        self.own_directory = directory is None  # a folder it made, removed again by stop()
         self.directory = directory or tempfile.mkdtemp(prefix="transq-redis-")
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -108,7 +109,10 @@ class RedisServer:
                 time.sleep(0.05)
 
     def stop(self) -> None:
+        """End the server; remove the folder it made (kill() keeps it, for a restart on the same AOF)."""
         stop_process(self.process, timeout=10)
+        if self.own_directory:
+            shutil.rmtree(self.directory, ignore_errors=True)
 
     def kill(self) -> None:
         if self.process and self.process.poll() is None:
@@ -120,5 +124,3 @@ class RedisServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-        if not self.appendonly:
-            shutil.rmtree(self.directory, ignore_errors=True)

@@ -7,6 +7,7 @@ import dataclasses
 import logging
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -35,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     make.add_argument("--pair", choices=["zh-en", "en-zh"], default="zh-en", help="the language pair it translates")
 
     translate = commands.add_parser("translate", help="translate a file through the HTTP API")
-    translate.add_argument("file", nargs="?", help="UTF-8 text file; paragraphs are kept")
+    translate.add_argument("file", nargs="?", help="UTF-8 text file, or - for standard input; paragraphs are kept")
     translate.add_argument("-o", "--output", help="write here (default: standard output)")
     translate.add_argument("--resume", metavar="JOB_ID", help="poll a job submitted earlier instead of submitting")
     translate.add_argument(
@@ -89,6 +90,8 @@ def model_problem(model: str) -> str | None:
     """Why `model` cannot be loaded here, in one line, or None."""
     if Path(model).is_dir():
         return None if (Path(model) / "config.json").exists() else f"{model} has no config.json"
+    if model.startswith(("/", ".", "~")) or Path(model.split("/")[0]).is_dir():  # a path, not a hub id
+        return f"the folder {model} does not exist"
     try:
         from huggingface_hub import model_info, snapshot_download
 
@@ -105,6 +108,15 @@ def model_problem(model: str) -> str | None:
         )
 
 
+def _port_free(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
 def run_dev(port: int, models: list[str] | None, redis_port: int) -> int:
     """Redis + API (gunicorn) + one worker per model, until Ctrl-C."""
     from devstack.processes import ApiProcess, WorkerProcess
@@ -112,6 +124,9 @@ def run_dev(port: int, models: list[str] | None, redis_port: int) -> int:
     from shared.settings import Settings
 
     settings = Settings.from_env()
+    if not _port_free(port):
+        log.error("transq dev: port %d is in use; use --port N", port)
+        return 2
     models = models or [settings.model]
     for model in models:
         problem = model_problem(model)
@@ -140,8 +155,15 @@ def run_dev(port: int, models: list[str] | None, redis_port: int) -> int:
         api.start()
         for worker in workers:
             worker.start(wait_ready=False)
+        announced = False
         while not stopping and running():
+            if not announced and all(w.is_ready() for w in workers):
+                print(f"ready: http://127.0.0.1:{port}/ (Ctrl-C stops)", flush=True)
+                announced = True
             time.sleep(0.2)
+    except (RuntimeError, TimeoutError) as exc:
+        log.error("transq dev: %s", str(exc).splitlines()[0])
+        return 1
     finally:
         for worker in workers:
             worker.stop()

@@ -46,8 +46,11 @@ def translate_file(args: argparse.Namespace) -> int:
             if not args.file:
                 sys.stderr.write("transq: give a FILE to translate or --resume JOB_ID\n")
                 return 2
-            with open(args.file, encoding="utf-8") as handle:
-                text = handle.read()
+            if args.file == "-":
+                text = sys.stdin.read()
+            else:
+                with open(args.file, encoding="utf-8") as handle:
+                    text = handle.read()
             paragraphs, separators = split_paragraphs(text)
             kept = [i for i, p in enumerate(paragraphs) if p.strip()]
             job = client.submit([paragraphs[i] for i in kept], source_lang=args.source, target_lang=args.target)

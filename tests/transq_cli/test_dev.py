@@ -34,3 +34,65 @@ def test_make_test_model_builds_a_loadable_model(tmp_path):
 
     vocab = json.loads((tmp_path / "m" / "vocab.json").read_text(encoding="utf-8"))
     assert vocab["<pad>"] == len(vocab) - 1  # the opus-mt layout: pad last
+
+
+def test_dev_with_a_missing_model_folder_says_the_folder_does_not_exist(tmp_path):
+    result = run("dev", "--model", str(tmp_path / "nowhere"), "--port", "0")
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"transq dev: the folder {tmp_path / 'nowhere'} does not exist"
+
+
+def test_dev_on_a_port_in_use_says_so_in_one_line_at_once():
+    import socket
+    import time
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        started = time.monotonic()
+        result = run("dev", "--port", str(port), env={"HF_HUB_OFFLINE": "1"})
+        assert time.monotonic() - started < 10  # no wait for gunicorn to give up
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"transq dev: port {port} is in use; use --port N"
+
+
+def test_dev_prints_one_ready_line_and_leaves_no_redis_folder(model_dir):
+    import glob
+    import signal
+    import tempfile
+    import time
+
+    from devstack.redis_server import free_port
+
+    before = set(glob.glob(f"{tempfile.gettempdir()}/transq-redis-*"))
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "transq_cli.main", "dev", "--model", str(model_dir), "--port", str(port)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        # The services' own logs share the terminal; the line comes once the API and the worker are ready.
+        ready = next((line for line in process.stdout if line.startswith("ready")), None)
+        assert ready == f"ready: http://127.0.0.1:{port}/ (Ctrl-C stops)\n"
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=60)
+    time.sleep(0.2)
+    assert set(glob.glob(f"{tempfile.gettempdir()}/transq-redis-*")) <= before
+
+
+def test_translate_reads_standard_input(stack):
+    result = subprocess.run(
+        [sys.executable, "-m", "transq_cli.main", "translate", "-", "--url", stack.api.url],
+        input="从标准输入读。\n\n第二段。",
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("\n\n") == 1
