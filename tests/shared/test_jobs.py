@@ -17,16 +17,14 @@ def store(redis_client):
     return JobStore(redis_client, Keys(), job_ttl=100, result_ttl=50)
 
 
-def make_job(store: JobStore) -> Job:
-    job = Job(
-        id=new_job_id(),
-        status=QUEUED,
-        texts=["你好。"],
-        model="m",
-        created_at=utc_now(),
-        sentences_total=1,
-        route=ROUTE,
+def new_job(text: str = "你好。") -> Job:
+    return Job(
+        id=new_job_id(), status=QUEUED, texts=[text], model="m", created_at=utc_now(), sentences_total=1, route=ROUTE
     )
+
+
+def make_job(store: JobStore) -> Job:
+    job = new_job()
     store.create(job)
     return job
 
@@ -116,28 +114,12 @@ def test_a_lapsed_lease_counts_as_lost_only_when_the_claimant_saw_no_outage(stor
 
 def test_create_checks_the_queue_cap_and_the_idempotency_key_in_one_step(store, redis_client):
     first = make_job(store)
-    second = Job(
-        id=new_job_id(),
-        status=QUEUED,
-        texts=["再见。"],
-        model="m",
-        created_at=utc_now(),
-        sentences_total=1,
-        route=ROUTE,
-    )
+    second = new_job("再见。")
     assert store.create(second, max_queue=1).outcome == "overloaded"
     assert not redis_client.exists(Keys().job(second.id))
     idem = Idempotency(Keys().idempotency("k"), "digest-a", 60)
     assert store.create(second, idempotency=idem, max_queue=2).outcome == "created"
-    third = Job(
-        id=new_job_id(),
-        status=QUEUED,
-        texts=["再见。"],
-        model="m",
-        created_at=utc_now(),
-        sentences_total=1,
-        route=ROUTE,
-    )
+    third = new_job("再见。")
     again = store.create(third, idempotency=idem, max_queue=0)
     assert (again.outcome, again.job_id, again.request_digest) == ("exists", second.id, "digest-a")
     assert not redis_client.exists(Keys().job(third.id)) and store.pending_count(ROUTE) == 2

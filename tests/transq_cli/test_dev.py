@@ -28,6 +28,7 @@ def test_dev_without_the_hub_says_so_in_one_line():
 def test_make_test_model_builds_a_loadable_model(tmp_path):
     result = run("make-test-model", str(tmp_path / "m"))
     assert result.returncode == 0, result.stderr
+    assert "Writing model shards" not in result.stderr  # no progress bar
     for name in ("config.json", "source.spm", "target.spm", "vocab.json", "tokenizer_config.json"):
         assert (tmp_path / "m" / name).exists()
     import json
