@@ -75,6 +75,7 @@ def _create(
         model=route.model,
         created_at=now,
         sentences_total=len(request.sentences),
+        sentences_done=hits,  # cached sentences are done: progress starts there
         cached_sentences=hits,
         submitted=time.time(),
         owner=owner,
@@ -82,7 +83,6 @@ def _create(
     )
     if hits == len(request.sentences):
         job.status, job.started_at, job.finished_at = SUCCEEDED, now, now
-        job.sentences_done = hits
         translations = iter(found)
         job.result = [
             join_translations(segs, [next(translations) for s in segs if s.translate])  # type: ignore[misc]

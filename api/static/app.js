@@ -1,7 +1,9 @@
-// Submit through the job API, poll, show status, progress and cached sentences.
+// Submit through the job API, poll, show status, progress and cached sentences; cancel and copy.
 (function () {
   const $ = (id) => document.getElementById(id);
-  const button = $("translate"), status = $("status"), progress = $("progress");
+  const button = $("translate"), cancel = $("cancel"), copy = $("copy");
+  const status = $("status"), progress = $("progress");
+  let current = null; // the job being polled
 
   function headers() {
     const h = { "Content-Type": "application/json" };
@@ -13,6 +15,12 @@
   function show(text, isError) {
     status.textContent = text;
     status.className = isError ? "error" : "";
+  }
+
+  function resetProgress() {
+    progress.value = 0;
+    progress.max = 1;
+    progress.hidden = true;
   }
 
   async function call(method, url, body) {
@@ -30,7 +38,7 @@
   async function loadPairs() {
     try {
       const data = await call("GET", "/v1/languages");
-      const select = $("pair"), current = select.value;
+      const select = $("pair"), chosen = select.value;
       select.innerHTML = "";
       for (const p of data.pairs) {
         const option = document.createElement("option");
@@ -38,7 +46,7 @@
         option.textContent = p.source_lang + " → " + p.target_lang + (p.workers ? "" : " (no worker yet)");
         select.appendChild(option);
       }
-      if ([...select.options].some((o) => o.value === current)) select.value = current;
+      if ([...select.options].some((o) => o.value === chosen)) select.value = chosen;
     } catch (e) { /* keep the default pair */ }
   }
   loadPairs();
@@ -50,19 +58,27 @@
     progress.value = p.sentences_done;
     show(job.status + " — " + p.sentences_done + "/" + p.sentences_total + " sentences, " +
          job.cached_sentences + " from cache", false);
-    if (job.status === "succeeded") $("target").value = job.result.translations.join("");
+    if (job.status === "succeeded") {
+      $("target").value = job.result.translations.join("");
+      copy.disabled = false;
+    }
     if (job.status === "failed") show("failed: " + job.error.message + " (" + job.error.code + ")", true);
     if (job.status === "cancelled") show("cancelled", true);
   }
 
-  button.addEventListener("click", async () => {
+  async function translate() {
     const text = $("source").value;
-    if (!text.trim()) { show("Type some text to translate first.", true); return; }
+    if (!text.trim()) { resetProgress(); show("Type some text to translate first.", true); return; }
     button.disabled = true;
+    copy.disabled = true;
     $("target").value = "";
+    resetProgress();
+    show("submitting…", false);
     try {
       const [source_lang, target_lang] = $("pair").value.split("-");
       let job = await call("POST", "/v1/jobs", { text, source_lang, target_lang });
+      current = job.id;
+      cancel.hidden = false;
       render(job);
       let delay = 150;
       while (job.status === "queued" || job.status === "running") {
@@ -72,9 +88,31 @@
         render(job);
       }
     } catch (error) {
+      resetProgress();
       show(error.message, true);
     } finally {
+      current = null;
+      cancel.hidden = true;
       button.disabled = false;
     }
+  }
+
+  button.addEventListener("click", translate);
+  $("source").addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); translate(); }
+  });
+  cancel.addEventListener("click", async () => {
+    if (!current) return;
+    try { render(await call("DELETE", "/v1/jobs/" + current)); } catch (error) { show(error.message, true); }
+  });
+  copy.addEventListener("click", async () => {
+    const target = $("target");
+    try {
+      await navigator.clipboard.writeText(target.value);
+    } catch (e) { // no clipboard permission (plain http, some browsers): copy the selection instead
+      target.select();
+      document.execCommand("copy");
+    }
+    show("copied", false);
   });
 })();

@@ -31,6 +31,13 @@ def test_one_new_sentence_among_cached_ones_translates_only_that_one(stack):
     assert stack.stat("sentences_translated") == translated_before + 1
 
 
+def test_cached_sentences_count_as_done_from_the_start(stack):
+    stack.client.wait(stack.client.submit(["先翻译这一句。", "再翻译这一句。"])["id"])
+    job = stack.client.submit(["先翻译这一句。再翻译这一句。", "这一句是新的。"])
+    assert job["cached_sentences"] == 2 and job["progress"]["sentences_done"] == 2
+    assert stack.client.wait(job["id"])["progress"]["sentences_done"] == 3
+
+
 def test_repeated_sentence_in_a_job_is_translated_once(stack):
     translated_before = stack.stat("sentences_translated")
     job = stack.client.wait(stack.client.submit(["重复的句子。重复的句子。", "重复的句子。"])["id"])

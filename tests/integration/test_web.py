@@ -4,11 +4,15 @@ import shutil
 import tempfile
 
 import pytest
+import requests
+
+from tests.stack import ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
+SCREENSHOTS = ROOT / ".artifacts"  # written by the test, for a human to look at (git-ignored)
 
 
 @pytest.fixture
@@ -42,10 +46,14 @@ def browser():
 
 def test_translate_a_paragraph_in_the_browser(stack, browser):
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support.ui import WebDriverWait
 
+    browser.set_window_size(1200, 800)
     browser.get(stack.api.url + "/")
     assert browser.find_element(By.ID, "source").is_displayed() and browser.find_element(By.ID, "target").is_displayed()
+    icon = browser.find_element(By.CSS_SELECTOR, "link[rel=icon]").get_attribute("href")
+    assert requests.get(icon, timeout=5).status_code == 200
     # The pair selector is filled from GET /v1/languages.
     WebDriverWait(browser, 10).until(
         lambda d: [o.get_attribute("value") for o in d.find_elements(By.CSS_SELECTOR, "#pair option")] == ["zh-en"]
@@ -61,7 +69,46 @@ def test_translate_a_paragraph_in_the_browser(stack, browser):
     browser.find_element(By.ID, "translate").click()
     WebDriverWait(browser, 30).until(lambda d: "3 from cache" in d.find_element(By.ID, "status").text)
 
-    # Errors are shown in words.
+    # Copy puts the translation on the clipboard (or the selection, without clipboard permission).
+    browser.find_element(By.ID, "copy").click()
+    WebDriverWait(browser, 10).until(lambda d: d.find_element(By.ID, "status").text == "copied")
+
+    # Ctrl+Enter translates new text; the progress bar starts again from nothing.
+    source = browser.find_element(By.ID, "source")
+    source.clear()
+    source.send_keys("快捷键翻译的一句话。")
+    source.send_keys(Keys.CONTROL, Keys.ENTER)
+    WebDriverWait(browser, 60).until(lambda d: "1/1 sentences, 0 from cache" in d.find_element(By.ID, "status").text)
+
+    # Errors are shown in words, and reset the progress bar.
     browser.find_element(By.ID, "source").clear()
     browser.find_element(By.ID, "translate").click()
     WebDriverWait(browser, 10).until(lambda d: "Type some text" in d.find_element(By.ID, "status").text)
+    assert browser.find_element(By.ID, "progress").get_attribute("hidden") is not None
+
+    # Side by side on a wide window, stacked below 700 px; a screenshot of each for a human to look at.
+    browser.find_element(By.ID, "source").send_keys("左边是中文。")
+    SCREENSHOTS.mkdir(exist_ok=True)
+    browser.save_screenshot(str(SCREENSHOTS / "web-page-wide.png"))
+    wide = [browser.find_element(By.ID, i).location for i in ("source", "target")]
+    assert wide[0]["y"] == wide[1]["y"] and wide[0]["x"] < wide[1]["x"]
+    browser.set_window_size(600, 900)
+    narrow = [browser.find_element(By.ID, i).location for i in ("source", "target")]
+    assert narrow[0]["x"] == narrow[1]["x"] and narrow[0]["y"] < narrow[1]["y"]
+    browser.save_screenshot(str(SCREENSHOTS / "web-page-narrow.png"))
+
+
+def test_cancel_from_the_page(make_stack, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    s = make_stack(worker=False)  # the job waits: there is time to cancel it
+    browser.get(s.api.url + "/")
+    browser.find_element(By.ID, "source").send_keys("取消这一句。")
+    browser.find_element(By.ID, "translate").click()
+    WebDriverWait(browser, 10).until(lambda d: d.find_element(By.ID, "cancel").is_displayed())
+    browser.find_element(By.ID, "cancel").click()
+    WebDriverWait(browser, 10).until(lambda d: d.find_element(By.ID, "status").text == "cancelled")
+    WebDriverWait(browser, 10).until(lambda d: not d.find_element(By.ID, "cancel").is_displayed())
+    job_ids = [k.split(":")[-1] for k in s.r.keys("transq:job:*")]
+    assert [s.client.job(j)["status"] for j in job_ids] == ["cancelled"]
