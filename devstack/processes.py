@@ -45,17 +45,23 @@ def _env(settings: Settings) -> dict[str, str]:
 class WorkerProcess:
     """`celery -A worker.celery_app worker --concurrency 1`, as production runs it."""
 
-    def __init__(self, settings: Settings, log_path: Path | None = None, name: str = "w1"):
+    def __init__(self, settings: Settings, log_path: Path | None = None, name: str = "w1", preload: str = ""):
         self.settings = settings
         self.log_path = log_path
         self.name = name
+        self.preload = preload  # modules the parent imports before Celery starts (bench.memory's baseline)
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, wait_ready: bool = True, timeout: float = 90) -> WorkerProcess:
+        launcher = ["-m", "celery"]
+        if self.preload:
+            launcher = [
+                "-c",
+                f"import sys, {self.preload}; from celery.__main__ import main; sys.argv[0] = 'celery'; main()",
+            ]
         args = [
             sys.executable,
-            "-m",
-            "celery",
+            *launcher,
             "-A",
             "worker.celery_app",
             "worker",

@@ -88,11 +88,9 @@ def translate_job(self: TranslateTask, job_id: Any) -> None:
 
 @worker_init.connect
 def _log_start(**_: Any) -> None:
-    # Import torch and transformers once in the parent: every pool process forked later (at start and
-    # after worker_max_memory_per_child) inherits them instead of spending seconds importing again.
-    # Nothing runs on torch here, so no thread pool exists yet to be broken by fork().
-    import worker.engine  # noqa: F401
-
+    # The parent process never imports torch or transformers: only the pool process, which holds the
+    # model, pays for them (about 115 MiB of the parent's own memory per container otherwise). A pool
+    # process that replaces a recycled one imports them again (a few seconds, once per recycling).
     memory = probe_memory(settings.cgroup_root)
     log.info(
         "transq worker: broker %s, cache %s, model %s; memory limit %.0f MiB (%s); max memory per child %d MiB",
