@@ -26,6 +26,7 @@ from devstack.redis_server import RedisServer
 from shared.cache import SentenceCache
 from shared.keys import Keys
 from shared.redis_client import cache_redis
+from shared.routes import route_for
 from shared.settings import Settings
 from shared.workers import WorkerRegistry
 
@@ -112,7 +113,7 @@ def main() -> None:
             NAMESPACE, {s: f"translation of {s}" for s in SENTENCES}
         )
         broker_client = redis.Redis.from_url(broker.url, decode_responses=True)
-        WorkerRegistry(broker_client, Keys(), ttl_seconds=3600).beat("bench", {}, settings.model, NAMESPACE)
+        WorkerRegistry(broker_client, Keys(), ttl_seconds=3600).beat("bench", {}, route_for(settings), NAMESPACE)
         api = ApiProcess(settings, workdir / "api.log").start(
             workers=args.workers, threads=args.threads, worker_class=args.worker_class
         )
