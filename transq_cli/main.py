@@ -29,6 +29,11 @@ def main(argv: list[str] | None = None) -> int:
         "language pairs, one worker each",
     )
     dev.add_argument("--redis-port", type=int, default=0, help="port of the Redis it starts (default: a free one)")
+    dev.add_argument(
+        "--test-model",
+        action="store_true",
+        help="serve the offline test model (random weights, built once into ~/.cache/transq), no hub needed",
+    )
 
     make = commands.add_parser("make-test-model", help="build a small random MarianMT model offline")
     make.add_argument("folder")
@@ -73,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(settings_table() + "\n")
         return 0
     if args.command == "dev":
-        return run_dev(args.port, args.model, args.redis_port)
+        return run_dev(args.port, args.model, args.redis_port, args.test_model)
     from transq_cli.translate_file import show_status, translate_file
 
     if args.command == "status":
@@ -117,7 +122,16 @@ def _port_free(port: int) -> bool:
     return True
 
 
-def run_dev(port: int, models: list[str] | None, redis_port: int) -> int:
+def test_model_folder() -> Path:
+    """The offline test model, built once (in its own process: the CLI never imports the worker)."""
+    folder = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "transq" / "test-model-zh-en"
+    if not (folder / "config.json").exists():
+        command = [sys.executable, "-m", "worker.offline_model", str(folder)]
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return folder
+
+
+def run_dev(port: int, models: list[str] | None, redis_port: int, test_model: bool = False) -> int:
     """Redis + API (gunicorn) + one worker per model, until Ctrl-C."""
     from devstack.processes import ApiProcess, WorkerProcess
     from devstack.redis_server import RedisServer
@@ -127,6 +141,14 @@ def run_dev(port: int, models: list[str] | None, redis_port: int) -> int:
     if not _port_free(port):
         log.error("transq dev: port %d is in use; use --port N", port)
         return 2
+    if test_model:
+        models = [str(test_model_folder())]
+    elif not models and "TRANSQ_MODEL" not in os.environ and model_problem(settings.model):
+        # Nothing was asked for and the default model cannot be had: a newcomer still gets a running service.
+        log.warning(
+            "transq dev: %s is not reachable; serving the offline test model (noise translations)", settings.model
+        )
+        models = [str(test_model_folder())]
     models = models or [settings.model]
     for model in models:
         problem = model_problem(model)

@@ -97,3 +97,29 @@ def test_translate_reads_standard_input(stack):
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.count("\n\n") == 1
+
+
+def test_dev_without_the_hub_and_without_a_model_serves_the_test_model(tmp_path):
+    import signal
+
+    from devstack.redis_server import free_port
+
+    port = free_port()
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_CACHE_HOME": str(tmp_path)}
+    env.pop("TRANSQ_MODEL", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "transq_cli.main", "dev", "--port", str(port)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        ready = next((line for line in process.stdout if line.startswith("ready")), None)
+        assert ready == f"ready: http://127.0.0.1:{port}/ (Ctrl-C stops)\n"
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+    assert "serving the offline test model" in stderr.splitlines()[0]
+    assert (tmp_path / "transq" / "test-model-zh-en" / "config.json").exists()
