@@ -58,30 +58,38 @@ def test_dev_on_a_port_in_use_says_so_in_one_line_at_once():
     assert result.stderr.strip() == f"transq dev: port {port} is in use; use --port N"
 
 
-def test_dev_prints_one_ready_line_and_leaves_no_redis_folder(model_dir):
-    import glob
+def run_dev_until_ready(*args: str, env: dict | None = None) -> tuple[str | None, str, int]:
+    """`transq dev ARGS` on a free port until its ready line, then Ctrl-C: (ready line, stderr, port)."""
     import signal
-    import tempfile
-    import time
 
     from devstack.redis_server import free_port
 
-    before = set(glob.glob(f"{tempfile.gettempdir()}/transq-redis-*"))
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "transq_cli.main", "dev", "--model", str(model_dir), "--port", str(port)],
+        [sys.executable, "-m", "transq_cli.main", "dev", *args, "--port", str(port)],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env=env,
     )
     try:
         # The services' own logs share the terminal; the line comes once the API and the worker are ready.
         ready = next((line for line in process.stdout if line.startswith("ready")), None)
-        assert ready == f"ready: http://127.0.0.1:{port}/ (Ctrl-C stops)\n"
     finally:
         process.send_signal(signal.SIGINT)
-        process.wait(timeout=60)
+        _, stderr = process.communicate(timeout=60)
+    return ready, stderr, port
+
+
+def test_dev_prints_one_ready_line_and_leaves_no_redis_folder(model_dir):
+    import glob
+    import tempfile
+    import time
+
+    before = set(glob.glob(f"{tempfile.gettempdir()}/transq-redis-*"))
+    ready, _, port = run_dev_until_ready("--model", str(model_dir))
+    assert ready == f"ready: http://127.0.0.1:{port}/ (Ctrl-C stops)\n"
     time.sleep(0.2)
     assert set(glob.glob(f"{tempfile.gettempdir()}/transq-redis-*")) <= before
 
@@ -100,26 +108,9 @@ def test_translate_reads_standard_input(stack):
 
 
 def test_dev_without_the_hub_and_without_a_model_serves_the_test_model(tmp_path):
-    import signal
-
-    from devstack.redis_server import free_port
-
-    port = free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_CACHE_HOME": str(tmp_path)}
     env.pop("TRANSQ_MODEL", None)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "transq_cli.main", "dev", "--port", str(port)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    try:
-        ready = next((line for line in process.stdout if line.startswith("ready")), None)
-        assert ready == f"ready: http://127.0.0.1:{port}/ (Ctrl-C stops)\n"
-    finally:
-        process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=60)
+    ready, stderr, port = run_dev_until_ready(env=env)
+    assert ready == f"ready: http://127.0.0.1:{port}/ (Ctrl-C stops)\n"
     assert "serving the offline test model" in stderr.splitlines()[0]
     assert (tmp_path / "transq" / "test-model-zh-en" / "config.json").exists()
