@@ -8,6 +8,7 @@ from flask import Blueprint, request
 
 from api import services
 from api.auth import client_id, owner_id
+from api.document_jobs import public_job
 from api.errors import Conflict, NotFound
 from api.submission import submit
 from api.validation import parse_translation_request, read_json_object
@@ -20,8 +21,8 @@ _JOB_ID = re.compile(r"^[0-9a-f]{32}$")
 def job_response(job: Job, created: bool = True):  # type: ignore[no-untyped-def]
     """200 with a finished job; 202 with Location for one still to run."""
     if job.finished:
-        return job.public(), 200
-    return job.public(), 202, {"Location": f"/v1/jobs/{job.id}"}
+        return public_job(job), 200
+    return public_job(job), 202, {"Location": f"/v1/jobs/{job.id}"}
 
 
 def load_job(job_id: str) -> Job:
@@ -43,7 +44,7 @@ def create_job():  # type: ignore[no-untyped-def]
 
 @bp.get("/<job_id>")
 def get_job(job_id: str):  # type: ignore[no-untyped-def]
-    return load_job(job_id).public()
+    return public_job(load_job(job_id))
 
 
 @bp.delete("/<job_id>")
@@ -54,4 +55,4 @@ def cancel_job(job_id: str):  # type: ignore[no-untyped-def]
         raise NotFound(f"no job {job_id}")
     if outcome == "refused":
         raise Conflict(f"job {job_id} has already finished")
-    return load_job(job_id).public()
+    return public_job(load_job(job_id))

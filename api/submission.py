@@ -80,6 +80,8 @@ def _create(
         submitted=time.time(),
         owner=owner,
         route=route.key,
+        format=request.format,
+        document=request.document,
     )
     if hits == len(request.sentences):
         job.status, job.started_at, job.finished_at = SUCCEEDED, now, now

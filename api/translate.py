@@ -9,6 +9,7 @@ from flask import Blueprint, jsonify, request
 
 from api import services
 from api.auth import client_id, owner_id
+from api.document_jobs import documents_of
 from api.errors import error_response
 from api.jobs import job_response
 from api.submission import submit
@@ -52,7 +53,7 @@ def translate():  # type: ignore[no-untyped-def]
     timeout = req.timeout if req.timeout is not None else min(DEFAULT_WAIT, services().settings.wait_timeout)
     job = wait_for(job, timeout)
     if job.status == SUCCEEDED:
-        return {"translations": job.result or []}
+        return {"translations": documents_of(job) if job.document else job.result or []}
     if job.status == FAILED:
         return _failed(job)
     if job.finished:

@@ -12,6 +12,8 @@ from typing import Any
 from flask import Request
 from werkzeug.exceptions import HTTPException
 
+from api.document_jobs import prepare_documents
+from api.documents import TEXT_FORMATS
 from api.errors import BadRequest, InvalidJson, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, ValidationError
 from shared.settings import Settings
 from shared.splitter import Segment, sentences, split_text
@@ -26,12 +28,14 @@ class TranslationRequest:
     timeout: float | None = None
     source_lang: str | None = None  # None: not given (any served pair that fits the other field)
     target_lang: str | None = None
+    format: str = "text"
+    document: str = ""  # a document job's stored sources (api.document_jobs); `texts` are then its units
 
     def digest(self, pair: str) -> str:
         """What the request asks for, normalised (`text` and a one-item `texts` are the same request, and so
         are a pair named and the same pair left out): an Idempotency-Key reused with a different request
         is refused, not answered with the first job."""
-        canonical = json.dumps([self.texts, pair], ensure_ascii=False)
+        canonical = json.dumps([self.texts, pair, self.format, self.document], ensure_ascii=False)
         return hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -131,14 +135,17 @@ def parse_translation_request(
         except UnicodeEncodeError:
             raise ValidationError(f"{name} contains a lone surrogate, which is not valid Unicode text") from None
         total += len(text)
+    fmt = body.get("format", "text")
+    if fmt not in TEXT_FORMATS:
+        raise ValidationError(f"format must be one of {', '.join(TEXT_FORMATS)} (a .docx file goes to /v1/documents)")
+    document = ""
+    if fmt != "text":
+        sources = prepare_documents(texts, fmt, names, settings.max_sentence_chars)
+        texts, document = sources.units, sources.stored
+        total = sum(len(unit) for unit in texts)
     if total > settings.max_chars:
         raise ValidationError(f"the texts have {total} characters; at most {settings.max_chars} are allowed")
-    languages: dict[str, str | None] = {}
-    for field in ("source_lang", "target_lang"):
-        value = body.get(field)
-        if value is not None and not isinstance(value, str):
-            raise ValidationError(f"{field} must be a string")
-        languages[field] = (value.strip().lower() or None) if value is not None else None
+    languages = parse_languages(body)
     timeout = None
     if allow_timeout and body.get("timeout") is not None:
         timeout = body["timeout"]
@@ -156,8 +163,37 @@ def parse_translation_request(
         texts,
         segments,
         flat,
-        single,
+        single and fmt == "text",
         float(timeout) if timeout is not None else None,
         languages["source_lang"],
         languages["target_lang"],
+        fmt,
+        document,
+    )
+
+
+def parse_languages(body: Any) -> dict[str, str | None]:
+    """`source_lang` and `target_lang`, lower case; None where not given."""
+    languages: dict[str, str | None] = {}
+    for field in ("source_lang", "target_lang"):
+        value = body.get(field)
+        if value is not None and not isinstance(value, str):
+            raise ValidationError(f"{field} must be a string")
+        languages[field] = (value.strip().lower() or None) if value is not None else None
+    return languages
+
+
+def document_request(
+    units: list[str], document: str, fmt: str, languages: dict[str, str | None], settings: Settings
+) -> TranslationRequest:
+    """A document job's request: its units are its texts."""
+    total = sum(len(unit) for unit in units)
+    if total > settings.max_chars:
+        raise ValidationError(f"the document has {total} characters of text; at most {settings.max_chars} are allowed")
+    segments = [split_text(unit, settings.max_sentence_chars) for unit in units]
+    flat = [s for segs in segments for s in sentences(segs)]
+    if len(flat) > settings.max_sentences:
+        raise ValidationError(f"the document has {len(flat)} sentences; at most {settings.max_sentences} are allowed")
+    return TranslationRequest(
+        units, segments, flat, False, None, languages["source_lang"], languages["target_lang"], fmt, document
     )

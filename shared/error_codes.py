@@ -35,6 +35,7 @@ class ErrorCode(str, Enum):
     VALIDATION_ERROR = "validation_error", 422
     UNSUPPORTED_LANGUAGE_PAIR = "unsupported_language_pair", 422
     IDEMPOTENCY_MISMATCH = "idempotency_mismatch", 422
+    INVALID_DOCUMENT = "invalid_document", 422
     RATE_LIMITED = "rate_limited", 429
     HEADERS_TOO_LARGE = "headers_too_large", 431
     # The service

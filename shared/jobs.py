@@ -49,6 +49,9 @@ class Job:
     submitted: float = field(default_factory=time.time)
     owner: str = ""  # who created it (an API key's digest) when keys are on; only they can see it
     route: str = ""  # the route (model and settings) that translates it: see shared.routes
+    format: str = "text"  # text, html, markdown, srt or docx (api.documents)
+    document: str = ""  # a document job's source and layout (JSON, api.document_jobs); texts are its sentences
+    warnings: list[dict[str, Any]] = field(default_factory=list)  # translations retried or left suspect
 
     @classmethod
     def from_hash(cls, data: dict[str, str]) -> Job:
@@ -69,6 +72,9 @@ class Job:
             submitted=float(data.get("submitted", 0)),
             owner=data.get("owner", ""),
             route=data.get("route", ""),
+            format=data.get("format", "text"),
+            document=data.get("document", ""),
+            warnings=json.loads(data["warnings"]) if data.get("warnings") else [],
         )
 
     def to_hash(self) -> dict[str, str]:
@@ -85,7 +91,12 @@ class Job:
             "submitted": self.submitted,
             "owner": self.owner,
             "route": self.route,
+            "format": self.format,
         }
+        if self.document:
+            fields["document"] = self.document
+        if self.warnings:
+            fields["warnings"] = json.dumps(self.warnings, ensure_ascii=False)
         if self.started_at:
             fields["started_at"] = self.started_at
         if self.finished_at:
@@ -110,7 +121,10 @@ class Job:
             "progress": {"sentences_done": self.sentences_done, "sentences_total": self.sentences_total},
             "cached_sentences": self.cached_sentences,
             "model": self.model,
+            "format": self.format,
         }
+        if self.warnings:
+            body["warnings"] = self.warnings
         if self.status == SUCCEEDED:
             body["result"] = {"translations": self.result or []}
         if self.status == FAILED:

@@ -79,6 +79,9 @@ class Settings:
 
     # Input limits
     max_body_bytes: int = setting(1_048_576, "Largest request body; larger ones get 413 before parsing.")
+    max_document_bytes: int = setting(
+        4_194_304, "Largest uploaded document (POST /v1/documents); it is kept with its job until the job expires."
+    )
     max_texts: int = setting(1000, "Most texts in one job.")
     max_chars: int = setting(100_000, "Most characters in one job, all texts together.")
     max_sentences: int = setting(10_000, "Most sentences in one job after splitting.")
@@ -153,6 +156,7 @@ class Settings:
             "max_new_tokens",
             "max_input_tokens",
             "max_body_bytes",
+            "max_document_bytes",
             "max_texts",
             "max_chars",
             "max_sentences",

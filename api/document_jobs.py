@@ -1,0 +1,99 @@
+"""Jobs that translate documents: what such a job stores, and its result rebuilt when it is read.
+
+The job's texts are the document's units (its sentences and inline spans, see api.documents); the job
+record keeps the source itself, so the translated document is rebuilt from the source and the units'
+translations whenever it is read (kept for a while in this process: a finished job never changes).
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from api.documents import MEDIA_TYPES, DocumentError, Prepared, prepare
+from api.errors import ApiError, ValidationError
+from shared.error_codes import ErrorCode
+from shared.jobs import SUCCEEDED, Job
+
+
+class InvalidDocument(ApiError):
+    code = ErrorCode.INVALID_DOCUMENT
+
+
+@dataclass(frozen=True)
+class DocumentSources:
+    """The documents of one job, parsed, and what the job record keeps of them."""
+
+    units: list[str]
+    stored: str  # JSON: format, file name, sources, the sentence length they were split with
+
+
+def prepare_documents(
+    sources: list[str] | list[bytes], fmt: str, names: list[str], max_sentence_chars: int, filename: str | None = None
+) -> DocumentSources:
+    units: list[str] = []
+    counts = []
+    for name, source in zip(names, sources):
+        try:
+            prepared = prepare(fmt, source, max_sentence_chars)
+        except DocumentError as exc:
+            raise InvalidDocument(f"{name}: {exc}") from None
+        units += prepared.units
+        counts.append(len(prepared.units))
+    if not units:
+        raise ValidationError(f"there is no text to translate in {' or '.join(names)}")
+    record: dict[str, Any] = {
+        "format": fmt,
+        "filename": filename,
+        "max_sentence_chars": max_sentence_chars,
+        "units": counts,
+    }
+    if fmt == "docx":
+        record["docx"] = [base64.b64encode(source).decode() for source in sources]  # type: ignore[arg-type]
+    else:
+        record["sources"] = sources
+    return DocumentSources(units, json.dumps(record, ensure_ascii=False))
+
+
+def documents_of(job: Job) -> list[str | bytes]:
+    """The translated documents of a succeeded document job, one per source."""
+    return list(_render(job.id, job.finished_at or "", job.format, job.document, tuple(job.result or ())))
+
+
+@functools.lru_cache(maxsize=16)
+def _render(
+    job_id: str, finished_at: str, fmt: str, stored: str, translations: tuple[str, ...]
+) -> tuple[str | bytes, ...]:
+    record = json.loads(stored)
+    sources = [base64.b64decode(s) for s in record["docx"]] if fmt == "docx" else record["sources"]
+    out, position = [], 0
+    for source, count in zip(sources, record["units"]):
+        prepared: Prepared = prepare(fmt, source, record["max_sentence_chars"])
+        out.append(prepared.render(list(translations[position : position + count])))
+        position += count
+    return tuple(out)
+
+
+def filename_of(job: Job) -> str | None:
+    return json.loads(job.document).get("filename") if job.document else None
+
+
+def public_job(job: Job) -> dict[str, Any]:
+    """The job as the API shows it: a document job's result is its translated documents."""
+    body = job.public()
+    if not job.document:
+        return body
+    body["document"] = {"filename": filename_of(job), "download": f"/v1/jobs/{job.id}/document"}
+    if job.status == SUCCEEDED:
+        result: dict[str, Any] = {"document_url": f"/v1/jobs/{job.id}/document"}
+        if job.format != "docx":
+            result["translations"] = documents_of(job)
+        body["result"] = result
+    return body
+
+
+def media_type(job: Job) -> str:
+    return MEDIA_TYPES[job.format]

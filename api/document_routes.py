@@ -1,0 +1,121 @@
+"""Document upload and download: POST /v1/documents, GET /v1/jobs/<id>/document."""
+
+from __future__ import annotations
+
+import io
+from pathlib import PurePosixPath
+from urllib.parse import quote
+
+from flask import Blueprint, Response, request
+from werkzeug.formparser import parse_form_data
+
+from api import services
+from api.auth import client_id, owner_id
+from api.document_jobs import InvalidDocument, documents_of, filename_of, prepare_documents, public_job
+from api.documents import EXTENSIONS, FILE_EXTENSIONS, FORMATS, MEDIA_TYPES, DocumentError, decode_text
+from api.errors import Conflict, NotFound, PayloadTooLarge, UnsupportedMediaType, ValidationError
+from api.jobs import load_job
+from api.submission import submit
+from api.validation import document_request, parse_languages, read_body
+from shared.jobs import SUCCEEDED
+
+bp = Blueprint("documents", __name__)
+_BY_MEDIA_TYPE = {
+    "text/plain": "text",
+    "text/html": "html",
+    "application/xhtml+xml": "html",
+    "text/markdown": "markdown",
+    "text/x-markdown": "markdown",
+    "application/x-subrip": "srt",
+    "text/srt": "srt",
+    MEDIA_TYPES["docx"]: "docx",
+}
+_SUPPORTED = ", ".join(sorted(EXTENSIONS))
+
+
+@bp.post("/v1/documents")
+def upload_document():  # type: ignore[no-untyped-def]
+    """A document file, as the `file` field of a multipart form or as the body itself (its type from the
+    file name's extension, the `format` field or the Content-Type): 202 with its job."""
+    settings = services().settings
+    limit = settings.max_document_bytes
+    request.max_content_length = limit + 65536  # the form's own fields come on top of the file
+    raw = read_body(request, limit + 65536, settings.read_timeout)
+    fields, data, filename, media_type = _file_of(raw)
+    if len(data) > limit:
+        raise PayloadTooLarge(f"the document is over the limit of {limit} bytes")
+    if not data.strip():
+        raise ValidationError("the document is empty")
+    fmt = _format_of(fields.get("format"), filename, media_type)
+    try:
+        source: str | bytes = data if fmt == "docx" else decode_text(data)
+    except DocumentError as exc:
+        raise InvalidDocument(f"{filename or 'the document'}: {exc}") from None
+    sources = prepare_documents([source], fmt, [filename or "the document"], settings.max_sentence_chars, filename)  # type: ignore[list-item]
+    translation = document_request(sources.units, sources.stored, fmt, parse_languages(fields), settings)
+    job, _ = submit(services(), translation, request.headers.get("Idempotency-Key"), client_id(), owner_id())
+    if job.finished:
+        return public_job(job), 200
+    return public_job(job), 202, {"Location": f"/v1/jobs/{job.id}"}
+
+
+def _file_of(raw: bytes) -> tuple[dict[str, str], bytes, str | None, str]:
+    """(form fields, file bytes, file name, media type) of a multipart form or of a bare body."""
+    if request.mimetype == "multipart/form-data":
+        environ = {
+            "REQUEST_METHOD": "POST",
+            "CONTENT_TYPE": request.content_type or "",
+            "CONTENT_LENGTH": str(len(raw)),
+            "wsgi.input": io.BytesIO(raw),
+        }
+        _, form, files = parse_form_data(environ, silent=False)
+        upload = files.get("file")
+        if upload is None:
+            raise ValidationError("the form has no `file` field (the document)")
+        fields = {key: form[key] for key in ("format", "source_lang", "target_lang") if key in form}
+        return fields, upload.read(), upload.filename or None, upload.mimetype or ""
+    fields = {key: request.args[key] for key in ("format", "source_lang", "target_lang") if key in request.args}
+    return fields, raw, request.args.get("filename"), request.mimetype or ""
+
+
+def _format_of(named: str | None, filename: str | None, media_type: str) -> str:
+    if named:
+        if named not in FORMATS:
+            raise ValidationError(f"format must be one of {', '.join(FORMATS)}")
+        return named
+    if filename:
+        extension = PurePosixPath(filename).suffix.lower()
+        if extension in EXTENSIONS:
+            return EXTENSIONS[extension]
+    if media_type in _BY_MEDIA_TYPE:
+        return _BY_MEDIA_TYPE[media_type]
+    raise UnsupportedMediaType(
+        f"cannot translate {filename or media_type or 'this file'}: the supported documents are {_SUPPORTED}"
+    )
+
+
+@bp.get("/v1/jobs/<job_id>/document")
+def download_document(job_id: str):  # type: ignore[no-untyped-def]
+    """The translated document of a succeeded job, in its own format, as an attachment."""
+    job = load_job(job_id)
+    if not job.document:
+        raise NotFound(f"job {job_id} has no document: its translations are in the job itself")
+    if job.status != SUCCEEDED:
+        raise Conflict(f"job {job_id} is {job.status}: its document is ready once it has succeeded")
+    documents = documents_of(job)
+    if len(documents) != 1:
+        raise Conflict(f"job {job_id} has {len(documents)} documents: they are in the job's result")
+    data = documents[0]
+    body = data.encode("utf-8") if isinstance(data, str) else data
+    name = _download_name(filename_of(job), job.id, job.format, job.route)
+    disposition = f"attachment; filename*=UTF-8''{quote(name)}"
+    return Response(body, mimetype=MEDIA_TYPES[job.format], headers={"Content-Disposition": disposition})
+
+
+def _download_name(filename: str | None, job_id: str, fmt: str, route: str) -> str:
+    """report.md -> report.en.md (the target language from the job's route)."""
+    parts = route.split("-")
+    target = parts[1] if len(parts) > 2 else "translated"
+    path = PurePosixPath((filename or job_id).replace("\\", "/"))
+    stem = path.stem if path.suffix else path.name
+    return f"{stem}.{target}{path.suffix or FILE_EXTENSIONS[fmt]}"

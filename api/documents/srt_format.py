@@ -1,0 +1,57 @@
+"""SubRip subtitles: the `srt` library reads and writes the file; numbering and timings are kept as they
+are, each subtitle's text is translated (its lines joined, so a sentence over two lines stays whole, and
+split again in two near the middle), and its `<i>`/`<b>`/`<font>` tags come back around the words."""
+
+from __future__ import annotations
+
+import srt
+
+from api.documents.errors import DocumentError
+from api.documents.html_format import MarkupDocument, parse_markup
+from api.documents.runs import TextRun, TranslatedRun
+
+
+class SrtDocument:
+    def __init__(self, source: str):
+        try:
+            self.subtitles = list(srt.parse(source))
+        except (srt.SRTParseError, ValueError) as exc:
+            raise DocumentError(f"not a valid SubRip file: {exc}") from None
+        if not self.subtitles:
+            raise DocumentError("the SubRip file holds no subtitles")
+        self.cues: list[MarkupDocument] = []
+        self.line_counts: list[int] = []
+        self.runs: list[TextRun] = []
+        for subtitle in self.subtitles:
+            lines = subtitle.content.split("\n")
+            cue = parse_markup(" ".join(lines), all_inline=True, entities=False)
+            self.cues.append(cue)
+            self.line_counts.append(len(lines))
+            self.runs += cue.runs
+
+    def render(self, translated: list[TranslatedRun]) -> str:
+        position = 0
+        out = []
+        for subtitle, cue, lines in zip(self.subtitles, self.cues, self.line_counts):
+            count = len(cue.runs)
+            text = cue.render(translated[position : position + count])
+            position += count
+            content = _two_lines(text) if lines > 1 else text
+            out.append(srt.Subtitle(subtitle.index, subtitle.start, subtitle.end, content, subtitle.proprietary))
+        return srt.compose(out, reindex=False, strict=False)
+
+
+def _two_lines(text: str) -> str:
+    """Break at the space nearest the middle that is outside a tag."""
+    depth, spaces = 0, []
+    for index, char in enumerate(text):
+        if char == "<":
+            depth += 1
+        elif char == ">":
+            depth = max(0, depth - 1)
+        elif char == " " and depth == 0:
+            spaces.append(index)
+    if not spaces:
+        return text
+    cut = min(spaces, key=lambda index: abs(index - len(text) / 2))
+    return text[:cut] + "\n" + text[cut + 1 :]

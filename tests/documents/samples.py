@@ -1,0 +1,81 @@
+"""Documents of every format, in Chinese, with the markup each format can hold."""
+
+from __future__ import annotations
+
+import io
+
+import docx
+
+HTML = """<!DOCTYPE html>
+<html lang="zh"><head><meta charset="utf-8"><title>测试页面</title>
+<style>p { color: red; }</style><script>var s = "不要翻译。";</script></head>
+<body>
+<h1 class="title" id="top">欢迎使用<em>翻译</em>服务</h1>
+<p>这是第一句话。这是一个<a href="https://example.com/a?b=1&amp;c=2" title="链接">重要的链接</a>，请点击。<br>
+换行以后的句子。</p>
+<!-- 注释不翻译 -->
+<ul><li>第一项</li><li><strong>第二项</strong>很好</li></ul>
+<p>运行 <code>pip install transq</code> 命令。<img src="a.png" alt="图片"></p>
+<pre>代码块不翻译。</pre>
+<p translate="no">品牌名称</p>
+<table><tr><th>名称</th><td>价格 &lt; 100 元</td></tr></table>
+</body></html>
+"""
+
+MARKDOWN = """# 使用*说明*
+
+这是第一段。它有**加粗**的文字和[一个链接](https://example.com "标题")，
+还有 `inline code` 和 ~~删除线~~。
+
+> 引用的句子。
+
+1. 第一步：安装。
+2. 第二步：运行 <kbd>Ctrl</kbd> 键。
+
+| 名称 | 说明 |
+|------|------|
+| 缓存 | 重复的句子 |
+
+```python
+print("不要翻译")
+```
+
+![图片](img.png)
+
+结束。\
+最后一行。
+"""
+
+SRT = """1
+00:00:01,000 --> 00:00:03,500
+你好，欢迎观看。
+这是第一条字幕。
+
+2
+00:00:04,000 --> 00:00:06,000
+<i>这句话是斜体的。</i>
+
+3
+00:01:07,250 --> 00:01:09,999
+第三条<b>字幕</b>。
+"""
+
+
+def docx_bytes() -> bytes:
+    document = docx.Document()
+    document.add_heading("年度报告", level=1)
+    paragraph = document.add_paragraph("今年的收入")
+    bold = paragraph.add_run("增长了百分之十")
+    bold.bold = True
+    paragraph.add_run("，我们很满意。明年会更好。")
+    italic = document.add_paragraph().add_run("斜体的段落。")
+    italic.italic = True
+    table = document.add_table(rows=2, cols=2)
+    table.cell(0, 0).text = "项目"
+    table.cell(0, 1).text = "金额"
+    table.cell(1, 0).text = "收入"
+    table.cell(1, 1).text = "一百万"
+    document.sections[0].header.paragraphs[0].text = "公司机密"
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
