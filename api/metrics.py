@@ -26,6 +26,7 @@ _COUNTERS = {
     "api_cache_misses": "Sentences the API did not find in the cache at submission.",
     "sentences_translated": "Distinct sentences the model translated.",
     "batches": "Model batches run by workers.",
+    "degenerate_translations": "Translations that looped or ran far too long and were made again (see a job's warnings).",
 }
 
 

@@ -8,6 +8,7 @@ import redis
 from flask import Blueprint, Response, abort, send_from_directory
 
 from api import services
+from api.documents import FORMATS, MEDIA_TYPES, TEXT_FORMATS
 from api.routing import Pair
 from api.validation import NOT_BLANK
 
@@ -36,7 +37,8 @@ _ERRORS = {
     "422": _error(
         "Wrong types, empty text, too many texts/characters/sentences (`validation_error`); a language pair "
         "no model serves, or a pair left out while several are served (`unsupported_language_pair`, naming the "
-        "served pairs); an Idempotency-Key already used with a different request (`idempotency_mismatch`)."
+        "served pairs); an Idempotency-Key already used with a different request (`idempotency_mismatch`); a "
+        "text that is not a well-formed document of its `format` (`invalid_document`)."
     ),
     "429": _error(
         "Rate limit exceeded, or too many failed API key checks from this address (`rate_limited`).",
@@ -73,6 +75,13 @@ def spec() -> dict[str, Any]:
             "description": f"Optional when one pair fits the other field. Served pairs: {served} (GET /v1/languages).",
         },
         "target_lang": {"type": "string", "enum": sorted({p.target for p in pairs})},
+        "format": {
+            "type": "string",
+            "enum": list(TEXT_FORMATS),
+            "default": "text",
+            "description": "What each text is: plain text, or an HTML, Markdown or SubRip document whose markup, "
+            "code and timings come back untouched (only its text is translated). Word files: POST /v1/documents.",
+        },
     }
     # Exactly one of `texts` and `text`: oneOf fails when both are present.
     submit_body = {
@@ -145,10 +154,37 @@ def spec() -> dict[str, Any]:
                         },
                         "cached_sentences": {"type": "integer"},
                         "model": {"type": "string"},
+                        "format": {"type": "string", "enum": list(FORMATS)},
+                        "document": {
+                            "type": "object",
+                            "description": "A document job's file name and where its translation is downloaded.",
+                            "properties": {
+                                "filename": {"type": "string", "nullable": True},
+                                "download": {"type": "string"},
+                            },
+                        },
+                        "warnings": {
+                            "type": "array",
+                            "description": "Translations that looped or ran far too long: made again with repeats "
+                            "banned and a length cap (`degenerate_output`), by sentence index.",
+                            "items": {
+                                "type": "object",
+                                "required": ["code", "message", "sentence"],
+                                "properties": {
+                                    "code": {"type": "string"},
+                                    "message": {"type": "string"},
+                                    "sentence": {"type": "integer"},
+                                },
+                            },
+                        },
                         "result": {
                             "type": "object",
-                            "required": ["translations"],
-                            "properties": {"translations": {"type": "array", "items": {"type": "string"}}},
+                            "description": "One translation per text (for a document job: the translated "
+                            "documents; a Word file's is downloaded from `document_url`).",
+                            "properties": {
+                                "translations": {"type": "array", "items": {"type": "string"}},
+                                "document_url": {"type": "string"},
+                            },
                         },
                         "error": {
                             "type": "object",
@@ -172,6 +208,79 @@ def spec() -> dict[str, Any]:
                         "200": _job("Every sentence was cached: the finished job."),
                         "202": _job("Queued.", location=True),
                         **errors_for_submit,
+                    },
+                }
+            },
+            "/v1/documents": {
+                "post": {
+                    "summary": "Submit a document file (.txt, .md, .html, .srt, .docx) to translate",
+                    "description": "The file as the `file` field of a multipart form (with optional `format`, "
+                    "`source_lang`, `target_lang` fields), or as the body itself (format from the `filename` or "
+                    "`format` query parameter, or the Content-Type). Its structure (tags, attributes, code, "
+                    "links, subtitle numbers and timings, Word runs, tables and styles) comes back as it was.",
+                    "parameters": [
+                        {"name": "Idempotency-Key", "in": "header", "required": False, "schema": {"type": "string"}},
+                        {"name": "filename", "in": "query", "required": False, "schema": {"type": "string"}},
+                        {
+                            "name": "format",
+                            "in": "query",
+                            "required": False,
+                            "schema": {"type": "string", "enum": list(FORMATS)},
+                        },
+                    ],
+                    "requestBody": {
+                        "required": True,
+                        "content": {
+                            "multipart/form-data": {
+                                "schema": {
+                                    "type": "object",
+                                    "required": ["file"],
+                                    "properties": {
+                                        "file": {"type": "string", "format": "binary"},
+                                        "format": {"type": "string", "enum": list(FORMATS)},
+                                        "source_lang": {"type": "string"},
+                                        "target_lang": {"type": "string"},
+                                    },
+                                }
+                            },
+                            "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
+                        },
+                    },
+                    "responses": {
+                        "200": _job("Every sentence was cached: the finished job."),
+                        "202": _job("Queued.", location=True),
+                        **errors_for_submit,
+                        "413": _error(
+                            f"The file is over TRANSQ_MAX_DOCUMENT_BYTES ({settings.max_document_bytes}) "
+                            "(`payload_too_large`)."
+                        ),
+                        "415": _error("A file type transq does not read (`unsupported_media_type`)."),
+                        "422": _error(
+                            "A malformed file (`invalid_document`: not UTF-8 text, a broken .docx, a SubRip file "
+                            "without timings), nothing to translate or too much (`validation_error`), or as for "
+                            "POST /v1/jobs."
+                        ),
+                    },
+                }
+            },
+            "/v1/jobs/{job_id}/document": {
+                "get": {
+                    "summary": "Download a document job's translated file",
+                    "parameters": [_JOB_ID],
+                    "responses": {
+                        "200": {
+                            "description": "The translated document, in its own format, as an attachment named "
+                            "after the upload with the target language (report.md -> report.en.md).",
+                            "content": {
+                                media: {"schema": {"type": "string", "format": "binary"}}
+                                for media in sorted(set(MEDIA_TYPES.values()))
+                            },
+                        },
+                        "401": _ERRORS["401"],
+                        "404": _error("Unknown or expired job, or a job without a document (`not_found`)."),
+                        "409": _error("The job has not succeeded (yet), or holds several documents (`conflict`)."),
+                        "429": _ERRORS["429"],
+                        "503": _ERRORS["503"],
                     },
                 }
             },

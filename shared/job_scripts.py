@@ -124,13 +124,15 @@ redis.call('ZADD', KEYS[2], redis.call('HGET', KEYS[1], 'submitted'), ARGV[1])
 return 1
 """
 
-# KEYS: job, partial translations. ARGV: sentences done so far, of them from the cache, ttl, then
-# index/translation pairs of new translations. Never recreates an expired record.
+# KEYS: job, partial translations. ARGV: sentences done so far, of them from the cache, ttl, the job's
+# warnings ('' when unchanged), then index/translation pairs of new translations. Never recreates an
+# expired record.
 PROGRESS = """
 if redis.call('HGET', KEYS[1], 'status') ~= 'running' then return 0 end
 redis.call('HSET', KEYS[1], 'sentences_done', ARGV[1], 'cached_sentences', ARGV[2])
-if #ARGV > 3 then
-  redis.call('HSET', KEYS[2], unpack(ARGV, 4))
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'warnings', ARGV[4]) end
+if #ARGV > 4 then
+  redis.call('HSET', KEYS[2], unpack(ARGV, 5))
   redis.call('EXPIRE', KEYS[2], tonumber(ARGV[3]))
 end
 return 1

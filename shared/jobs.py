@@ -312,11 +312,22 @@ class JobStore:
         return bool(self._park(keys=keys, args=[job_id, worker]))
 
     def set_progress(
-        self, job_id: str, sentences_done: int, cached: int = 0, new: dict[int, str] | None = None
+        self,
+        job_id: str,
+        sentences_done: int,
+        cached: int = 0,
+        new: dict[int, str] | None = None,
+        warnings: list[dict[str, Any]] | None = None,
     ) -> None:
         """Record progress and the job's `new` translations (by sentence index), kept until it is final so
-        that a parked or redelivered job resumes where it was, whatever the sentence cache holds."""
-        args: list[Any] = [sentences_done, cached, self.job_ttl]
+        that a parked or redelivered job resumes where it was, whatever the sentence cache holds; and its
+        `warnings` (all of them) when given."""
+        args: list[Any] = [
+            sentences_done,
+            cached,
+            self.job_ttl,
+            json.dumps(warnings, ensure_ascii=False) if warnings else "",
+        ]
         for index, translation in (new or {}).items():
             args += [index, translation]
         self._progress(keys=[self.keys.job(job_id), self.keys.partial(job_id)], args=args)
@@ -328,16 +339,22 @@ class JobStore:
             pipe.hgetall(self.keys.partial(job_id))
         return [{int(i): t for i, t in found.items()} for found in pipe.execute()]
 
-    def succeed(self, job_id: str, translations: list[str], cached_sentences: int, sentences_done: int) -> str:
-        return self._move(
-            job_id,
-            SUCCEEDED,
-            {
-                "result": json.dumps(translations, ensure_ascii=False),
-                "cached_sentences": str(cached_sentences),
-                "sentences_done": str(sentences_done),
-            },
-        )
+    def succeed(
+        self,
+        job_id: str,
+        translations: list[str],
+        cached_sentences: int,
+        sentences_done: int,
+        warnings: list[dict[str, Any]] | None = None,
+    ) -> str:
+        fields = {
+            "result": json.dumps(translations, ensure_ascii=False),
+            "cached_sentences": str(cached_sentences),
+            "sentences_done": str(sentences_done),
+        }
+        if warnings:
+            fields["warnings"] = json.dumps(warnings, ensure_ascii=False)
+        return self._move(job_id, SUCCEEDED, fields)
 
     def fail(self, job_id: str, code: ErrorCode, message: str) -> str:
         return self._move(job_id, FAILED, {"error": json.dumps({"code": code.value, "message": message})})

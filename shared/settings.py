@@ -90,7 +90,11 @@ class Settings:
     )
 
     # Time limits and TTLs
-    task_soft_time_limit: int = setting(600, "Seconds a worker task may run before its job fails with `timeout`.")
+    task_soft_time_limit: int = setting(
+        600,
+        "Seconds a worker task (one round) may run; a round gives its jobs back after half of it, so only a "
+        "job whose single batch runs this long fails with `timeout`.",
+    )
     task_time_limit: int = setting(660, "Seconds after which the worker process running a task is killed.")
     visibility_timeout: int = setting(
         900, "Seconds before an unacknowledged message of a dead worker is delivered again (above the hard limit)."

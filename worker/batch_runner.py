@@ -8,7 +8,9 @@ last. The pass stops early in two cases, leaving what it did not run untranslate
 - `regroup`: its last batch is small and enough jobs arrive during its first steps to at least double
   it (the round takes them in and plans again);
 - `fair_slice`: it has run that many batches while other jobs wait in the queue (the round parks its
-  unfinished jobs, so the waiting ones go next).
+  unfinished jobs, so the waiting ones go next);
+- `time_slice`: the round has run half its task's soft time limit (the round parks its jobs and their
+  own wake-ups bring them back, so a document of any size finishes, in as many rounds as it needs).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from shared.memory import probe_memory
 from worker.batching import BatchInterrupted, fit_to_memory, plan_batches
 from worker.fault_hooks import run_fault_hooks
 from worker.job_work import JobWork, fail, finish
+from worker.output_guard import guard
 
 if TYPE_CHECKING:
     from worker.context import WorkerContext
@@ -39,6 +42,7 @@ class PassEnd(enum.Enum):
     DONE = "done"  # every sentence of the active jobs is translated (or its job failed or was cancelled)
     REGROUP = "regroup"  # a small last batch stopped for arriving jobs
     FAIR_SLICE = "fair slice"  # the pass ran its share of batches while others wait
+    TIME_SLICE = "time slice"  # the round ran half of its task's time limit
 
 
 class ArrivalWatch:
@@ -66,6 +70,7 @@ def translate_pass(
     regroup: bool = False,
     first: frozenset[str] = frozenset(),
     fair_slice: int = 0,
+    deadline: float | None = None,
 ) -> PassEnd:
     """Translate the active jobs' untranslated sentences in batches, those holding sentences of the jobs
     in `first` first, then shortest job first. Finished jobs leave `active`."""
@@ -100,6 +105,9 @@ def translate_pass(
         if fair_slice and run >= fair_slice and _others_wait(ctx):
             log.info("ran %d batches while other jobs wait: giving the rest of the round back", run)
             return PassEnd.FAIR_SLICE
+        if deadline is not None and run and time.monotonic() > deadline:
+            log.info("the round ran %d batches and half its time limit: giving its jobs back", run)
+            return PassEnd.TIME_SLICE
         _drop_cancelled(ctx, active)
         batch = [u for u in batch if any(j in active for j in jobs_of(u))]
         if not batch:
@@ -156,13 +164,18 @@ def _record(
     finish complete jobs."""
     if not finished:
         return
-    ctx.cache.put_many(ctx.namespace, finished)
+    warnings, still_bad = guard(ctx.engine, finished)
+    ctx.cache.put_many(ctx.namespace, {s: t for s, t in finished.items() if s not in still_bad})
     ctx.stats.incr("sentences_translated", len(finished))
+    if warnings:
+        ctx.stats.incr("degenerate_translations", len(warnings))
     touched = set()
     for sentence, translation in finished.items():
         for job_id, index in needed[sentence]:
             if job_id in active:
                 active[job_id].translations[index] = translation
+                if sentence in warnings:
+                    active[job_id].warn(index, warnings[sentence])
                 touched.add(job_id)
     for job_id in touched:
         work = active[job_id]
@@ -175,7 +188,8 @@ def _record(
 
 def save_progress(ctx: WorkerContext, work: JobWork) -> None:
     new = work.unsaved()
-    ctx.broker.retry(lambda: ctx.store.set_progress(work.job.id, work.done, work.cached, new))
+    warnings = work.unsaved_warnings()
+    ctx.broker.retry(lambda: ctx.store.set_progress(work.job.id, work.done, work.cached, new, warnings))
 
 
 def _drop_cancelled(ctx: WorkerContext, active: dict[str, JobWork]) -> None:

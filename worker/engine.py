@@ -193,6 +193,25 @@ class TranslationEngine:
             _trim_heap()
         return [" ".join(text.split()) for text in texts]
 
+    @torch.inference_mode()
+    def translate_guarded(self, sentence: str) -> str:
+        """Translate one sentence again, piece by piece, with any 3-token phrase allowed once only and
+        each piece's output capped at twice its source tokens plus 8 (for a translation that looped)."""
+        out = []
+        for chunk in self.chunks(self.token_ids([sentence])[0]):
+            input_ids, attention = self.batch_inputs([chunk])
+            output = self.model.generate(
+                input_ids=input_ids.to(self.device),
+                attention_mask=attention.to(self.device),
+                num_beams=self.num_beams,
+                max_new_tokens=min(self.max_new_tokens, 2 * len(chunk) + 8),
+                no_repeat_ngram_size=3,
+                do_sample=False,
+            )
+            out.append(self.tokenizer.decode(output[0], skip_special_tokens=True, clean_up_tokenization_spaces=True))
+        _trim_heap()
+        return " ".join(" ".join(out).split())
+
 
 def _choose_device(name: str) -> torch.device:
     if name == "cuda" or (name == "auto" and torch.cuda.is_available()):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from shared.cache import normalise
 from shared.error_codes import ErrorCode
@@ -29,6 +29,8 @@ class JobWork:
     translations: list[str | None]
     cached: int = 0
     saved: set[int] = field(default_factory=set)  # indices whose translation is in the partial hash
+    warnings: list[dict[str, Any]] = field(default_factory=list)  # as stored with the job
+    warnings_saved: bool = True
 
     @property
     def done(self) -> int:
@@ -47,6 +49,17 @@ class JobWork:
         new = {i: t for i, t in enumerate(self.translations) if t is not None and i not in self.saved}
         self.saved.update(new)
         return new
+
+    def warn(self, index: int, warning: dict[str, Any]) -> None:
+        self.warnings.append({**warning, "sentence": index})
+        self.warnings_saved = False
+
+    def unsaved_warnings(self) -> list[dict[str, Any]] | None:
+        """All the job's warnings when some are not yet stored with it, else None."""
+        if self.warnings_saved:
+            return None
+        self.warnings_saved = True
+        return self.warnings
 
     def assemble(self) -> list[str]:
         out, position = [], 0
@@ -74,7 +87,13 @@ def load_works(ctx: WorkerContext, job_ids: list[str]) -> list[JobWork]:
         # A resumed job's cache hits so far were recorded with its progress.
         works.append(
             JobWork(
-                job, segments, flat, translations, cached=job.cached_sentences if partial else 0, saved=set(partial)
+                job,
+                segments,
+                flat,
+                translations,
+                cached=job.cached_sentences if partial else 0,
+                saved=set(partial),
+                warnings=list(job.warnings),
             )
         )
     _fill_from_cache(ctx, works)
@@ -98,7 +117,9 @@ def _fill_from_cache(ctx: WorkerContext, works: list[JobWork]) -> None:
 
 
 def finish(ctx: WorkerContext, work: JobWork) -> None:
-    outcome = ctx.broker.retry(lambda: ctx.store.succeed(work.job.id, work.assemble(), work.cached, work.done))
+    outcome = ctx.broker.retry(
+        lambda: ctx.store.succeed(work.job.id, work.assemble(), work.cached, work.done, work.warnings)
+    )
     if outcome == "ok":
         ctx.stats.job_finished("succeeded", work.job.submitted)
         log.info(

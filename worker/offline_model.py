@@ -1,9 +1,15 @@
-"""Build a MarianMT model with random weights and real sentencepiece tokenizers, offline.
+"""Build a MarianMT model and real sentencepiece tokenizers, offline.
 
 `from_pretrained(folder)` loads it exactly as it loads Helsinki-NLP/opus-mt-zh-en:
 the same files (source.spm, target.spm, vocab.json with <pad> last, config.json,
-generation_config.json, weights). Two shapes: `tiny` for tests, `opus` for the
-exact opus-mt-zh-en shape (77.9 M parameters) used by the benchmarks.
+generation_config.json, weights). Two shapes: `tiny` for tests and demos, `opus` for the
+exact opus-mt-zh-en shape (77.9 M parameters, random weights) used by the benchmarks.
+
+Random weights translate every input into the same long loop of pieces. So the tiny model is
+taught, in a few seconds of training on its own corpus, to copy its input: its "translation" of
+a sentence is that sentence, near enough, and ends where the sentence ends, so outputs are short
+and tell sentences apart. `behaviour="random"` keeps the untrained, looping model (the test of
+the degenerate-output guard uses it).
 """
 
 from __future__ import annotations
@@ -78,8 +84,10 @@ def make_test_model(
     num_beams: int = 1,
     seed: int = 0,
     pair: str = "zh-en",
+    behaviour: str = "copy",
 ) -> Path:
-    """Write a MarianMT model of `shape` translating `pair` (zh-en or en-zh) into `folder`; return it."""
+    """Write a MarianMT model of `shape` translating `pair` (zh-en or en-zh) into `folder`; return it.
+    `behaviour`: "copy" (the tiny shape only: taught to copy its input) or "random" (untrained)."""
     import torch
     from transformers import GenerationConfig, MarianConfig, MarianMTModel
     from transformers.utils import logging as hf_logging
@@ -157,15 +165,60 @@ def make_test_model(
         num_beams=num_beams,
         max_length=512,
     )
+    if behaviour == "copy" and small:
+        _teach_to_copy(model, folder, corpora[source][0] + corpora[target][0], seed)
     model.save_pretrained(folder)
     log.info(
-        "test model (%s, %d parameters, vocabulary %d) written to %s",
+        "test model (%s, %s, %d parameters, vocabulary %d) written to %s",
         shape,
+        behaviour if small else "random",
         sum(p.numel() for p in model.parameters()),
         pad + 1,
         folder,
     )
     return folder
+
+
+def _teach_to_copy(model, folder: Path, lines: Sequence[str], seed: int, steps: int = 700) -> None:  # type: ignore[no-untyped-def]
+    """Train the model to give back its input: pieces of the corpus lines and random piece strings,
+    up to 24 pieces, each followed by the end token (so it learns where to stop)."""
+    import random
+
+    import torch
+    from transformers import MarianTokenizer
+
+    tokenizer = MarianTokenizer.from_pretrained(str(folder))
+    encoded = [tokenizer(line, add_special_tokens=False)["input_ids"] for line in lines if line.strip()]
+    pieces = [piece for ids in encoded for piece in ids]
+    rng = random.Random(seed)
+    torch.manual_seed(seed)
+
+    def example() -> list[int]:
+        length = rng.randint(1, 24)
+        if rng.random() < 0.5:
+            ids = rng.choice(encoded)
+            start = rng.randint(0, max(0, len(ids) - length))
+            return ids[start : start + length]
+        return [rng.choice(pieces) for _ in range(length)]
+
+    pad, eos, rows = model.config.pad_token_id, model.config.eos_token_id, 64
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    model.train()
+    for _ in range(steps):
+        batch = [example() + [eos] for _ in range(rows)]
+        width = max(len(ids) for ids in batch)
+        inputs = torch.full((rows, width), pad)
+        labels = torch.full((rows, width), -100)
+        mask = torch.zeros((rows, width), dtype=torch.long)
+        for row, ids in enumerate(batch):
+            inputs[row, : len(ids)] = labels[row, : len(ids)] = torch.tensor(ids)
+            mask[row, : len(ids)] = 1
+        loss = model(input_ids=inputs, attention_mask=mask, labels=labels).loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    model.eval()
+    log.info("taught the test model to copy its input (final loss %.2f)", loss.item())
 
 
 def main() -> None:
@@ -175,9 +228,12 @@ def main() -> None:
     parser.add_argument("folder")
     parser.add_argument("--shape", choices=sorted(SHAPES), default="tiny")
     parser.add_argument("--pair", choices=["zh-en", "en-zh"], default="zh-en")
+    parser.add_argument(
+        "--behaviour", choices=["copy", "random"], default="copy", help="tiny shape: taught to copy, or untrained"
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    make_test_model(args.folder, shape=args.shape, pair=args.pair)
+    make_test_model(args.folder, shape=args.shape, pair=args.pair, behaviour=args.behaviour)
 
 
 if __name__ == "__main__":

@@ -19,11 +19,14 @@ wait parks its unfinished jobs (back in the pending set under their submission
 time, their translations so far kept with their progress) and sends each a new
 wake-up, which queues behind the waiting jobs' messages. So one huge job cannot
 hold a worker while small jobs wait: they run after at most that many batches.
+A round also parks its jobs after half the task's soft time limit, so a job of any size
+finishes over several rounds instead of failing with `timeout`.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -111,17 +114,23 @@ def _translate_jobs(
     batch starts (their leases join the keeper's)."""
     works = load_works(ctx, job_ids)
     active = {w.job.id: w for w in works}
+    deadline = time.monotonic() + ctx.settings.task_soft_time_limit / 2
     try:
         _finish_complete(ctx, works, active)
         regroups = MAX_REGROUPS if keeper is not None else 0
         first: frozenset[str] = frozenset()
         while active:
             end = translate_pass(
-                ctx, active, regroup=regroups > 0, first=first, fair_slice=ctx.settings.fair_slice_batches
+                ctx,
+                active,
+                regroup=regroups > 0,
+                first=first,
+                fair_slice=ctx.settings.fair_slice_batches,
+                deadline=deadline,
             )
             if end is PassEnd.DONE:
                 break
-            if end is PassEnd.FAIR_SLICE:
+            if end in (PassEnd.FAIR_SLICE, PassEnd.TIME_SLICE):
                 _park(ctx, active)
                 break
             regroups -= 1

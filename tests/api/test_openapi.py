@@ -13,9 +13,22 @@ def test_spec_is_valid_and_covers_every_route(make_app):
         path = rule.rule.replace("<job_id>", "{job_id}")
         if path.startswith(("/static", "/docs")) or path == "/":
             continue
+        assert "<" not in path, path
         assert path in documented, f"{path} is not in the OpenAPI document"
     for code in ("400", "401", "413", "415", "422", "429", "503"):
         assert code in spec["paths"]["/v1/jobs"]["post"]["responses"]
+
+
+def test_document_job_bodies_match_the_job_schema(client):
+    from openapi_schema_validator import OAS30Validator
+
+    from tests.documents import samples
+
+    spec = client.get("/openapi.json").get_json()
+    schema = {**spec["components"]["schemas"]["Job"], "components": spec["components"]}
+    job = client.post("/v1/jobs", json={"texts": [samples.SRT], "format": "srt"}).get_json()
+    OAS30Validator(schema).validate(job)
+    assert job["format"] == "srt" and "download" in job["document"]
 
 
 def test_docs_page_is_served_locally(client):

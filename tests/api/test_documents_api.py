@@ -1,0 +1,98 @@
+"""Document jobs at the HTTP boundary (no worker): what is accepted, and every refusal in the contract's
+shape (415 for a file type transq does not read, 422 for a malformed one, 413 over the limit; never 500)."""
+
+import io
+
+import pytest
+
+from tests.documents import samples
+
+
+def upload(client, name, data, **fields):  # type: ignore[no-untyped-def]
+    form = {"file": (io.BytesIO(data), name), **fields}
+    return client.post("/v1/documents", data=form, content_type="multipart/form-data")
+
+
+def test_json_job_with_a_format_translates_the_documents_text_only(client):
+    response = client.post("/v1/jobs", json={"texts": [samples.HTML], "format": "html"})
+    assert response.status_code == 202, response.json
+    job = response.json
+    assert job["format"] == "html" and job["document"]["download"] == f"/v1/jobs/{job['id']}/document"
+    assert 10 <= job["progress"]["sentences_total"] <= 30  # the text's sentences, not its markup
+
+
+@pytest.mark.parametrize(
+    "name, data, fmt",
+    [
+        ("notes.md", samples.MARKDOWN.encode(), "markdown"),
+        ("page.HTML", samples.HTML.encode(), "html"),
+        ("film.srt", samples.SRT.encode("utf-8-sig"), "srt"),
+        ("report.docx", samples.docx_bytes(), "docx"),
+        ("plain.txt", "第一段。\n\n第二段。".encode("utf-16"), "text"),
+    ],
+)
+def test_uploaded_documents_become_jobs(client, name, data, fmt):
+    response = upload(client, name, data)
+    assert response.status_code == 202, response.json
+    assert response.headers["Location"] == f"/v1/jobs/{response.json['id']}"
+    assert response.json["format"] == fmt and response.json["document"]["filename"] == name
+    again = client.get(response.headers["Location"]).json
+    assert again["status"] == "queued" and again["format"] == fmt
+
+
+def test_a_bare_body_upload_takes_its_format_from_the_content_type(client):
+    response = client.post(
+        "/v1/documents?filename=x", data=samples.MARKDOWN.encode(), content_type="text/markdown; charset=utf-8"
+    )
+    assert response.status_code == 202 and response.json["format"] == "markdown"
+
+
+@pytest.mark.parametrize(
+    "request_kwargs, status, code",
+    [
+        (dict(name="slides.pdf", data=b"%PDF-1.4"), 415, "unsupported_media_type"),
+        (dict(name="broken.docx", data=b"PK\x03\x04 broken"), 422, "invalid_document"),
+        (dict(name="renamed.docx", data=samples.MARKDOWN.encode()), 422, "invalid_document"),
+        (dict(name="bad.srt", data=b"1\nno timing here\n"), 422, "invalid_document"),
+        (dict(name="latin1.txt", data="caf\xe9".encode("latin-1")), 422, "invalid_document"),
+        (dict(name="empty.md", data=b"   \n"), 422, "validation_error"),
+        (dict(name="images.html", data=b"<p><img src=a.png></p>"), 422, "validation_error"),
+        (dict(name="x.md", data=b"# ok", format="pdf"), 422, "validation_error"),
+    ],
+)
+def test_unreadable_documents_are_refused_in_the_contract_shape(client, request_kwargs, status, code):
+    fields = {k: v for k, v in request_kwargs.items() if k not in ("name", "data")}
+    response = upload(client, request_kwargs["name"], request_kwargs["data"], **fields)
+    assert response.status_code == status, response.json
+    assert response.json["error"]["code"] == code and response.json["error"]["message"]
+
+
+def test_a_form_without_a_file_and_a_document_over_the_limit(make_app):
+    client = make_app(max_document_bytes=1000).test_client()
+    response = client.post("/v1/documents", data={"format": "text"}, content_type="multipart/form-data")
+    assert response.status_code == 422 and "file" in response.json["error"]["message"]
+    response = upload(client, "big.txt", "很长的句子。".encode() * 200)
+    assert response.status_code == 413 and response.json["error"]["code"] == "payload_too_large"
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ({"text": "x", "format": "docx"}, "/v1/documents"),
+        ({"text": "x", "format": "pdf"}, "format must be one of"),
+        ({"text": "1\nnot a timing\n", "format": "srt"}, "SubRip"),
+    ],
+)
+def test_json_jobs_with_a_bad_format_or_document(client, body, message):
+    response = client.post("/v1/jobs", json=body)
+    assert response.status_code == 422 and message in response.json["error"]["message"]
+
+
+def test_the_document_of_a_job_not_yet_done_or_without_one(client):
+    queued = upload(client, "a.md", samples.MARKDOWN.encode()).json
+    response = client.get(f"/v1/jobs/{queued['id']}/document")
+    assert response.status_code == 409 and response.json["error"]["code"] == "conflict"
+    plain = client.post("/v1/jobs", json={"text": "普通的句子。"}).json
+    response = client.get(f"/v1/jobs/{plain['id']}/document")
+    assert response.status_code == 404 and response.json["error"]["code"] == "not_found"
+    assert client.get("/v1/jobs/" + "0" * 32 + "/document").status_code == 404
