@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from api.documents import MEDIA_TYPES, DocumentError, Prepared, prepare
-from api.errors import ApiError, ValidationError
+from api.errors import ApiError
 from shared.error_codes import ErrorCode
 from shared.jobs import SUCCEEDED, Job
 
@@ -43,8 +43,6 @@ def prepare_documents(
             raise InvalidDocument(f"{name}: {exc}") from None
         units += prepared.units
         counts.append(len(prepared.units))
-    if not units:
-        raise ValidationError(f"there is no text to translate in {' or '.join(names)}")
     record: dict[str, Any] = {
         "format": fmt,
         "filename": filename,

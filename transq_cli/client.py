@@ -63,6 +63,23 @@ class TransqClient:
         body.update({k: v for k, v in (("source_lang", source_lang), ("target_lang", target_lang)) if v})
         return self._call("POST", "/v1/jobs", json=body, headers=headers)[1]
 
+    def upload(
+        self, filename: str, data: bytes, source_lang: str | None = None, target_lang: str | None = None
+    ) -> dict[str, Any]:
+        """Submit a document file (POST /v1/documents); its format comes from the file name."""
+        fields = {k: v for k, v in (("source_lang", source_lang), ("target_lang", target_lang)) if v}
+        return self._call("POST", "/v1/documents", files={"file": (filename, data)}, data=fields)[1]
+
+    def document(self, job_id: str) -> bytes:
+        """The translated document of a succeeded document job."""
+        try:
+            response = self.session.get(f"{self.url}/v1/jobs/{job_id}/document", timeout=self.timeout)
+        except requests.RequestException as exc:
+            raise TransqError(0, "unreachable", f"cannot reach the transq API at {self.url}: {exc}") from None
+        if response.status_code != 200:
+            self._call("GET", f"/v1/jobs/{job_id}/document")  # raises with the error body
+        return response.content
+
     def languages(self) -> list[dict[str, Any]]:
         return self._call("GET", "/v1/languages")[1]["pairs"]
 

@@ -41,7 +41,12 @@ def main(argv: list[str] | None = None) -> int:
     make.add_argument("--pair", choices=["zh-en", "en-zh"], default="zh-en", help="the language pair it translates")
 
     translate = commands.add_parser("translate", help="translate a file through the HTTP API")
-    translate.add_argument("file", nargs="?", help="UTF-8 text file, or - for standard input; paragraphs are kept")
+    translate.add_argument(
+        "file",
+        nargs="?",
+        help="a UTF-8 text file (- for standard input; paragraphs are kept), or a .md, .html, .srt or .docx "
+        "document (it comes back in the same format, its markup untouched)",
+    )
     translate.add_argument("-o", "--output", help="write here (default: standard output)")
     translate.add_argument("--resume", metavar="JOB_ID", help="poll a job submitted earlier instead of submitting")
     translate.add_argument(

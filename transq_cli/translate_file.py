@@ -5,11 +5,14 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from pathlib import Path
 from typing import Any
 
 from transq_cli.client import TransqClient, TransqError
 
 _PARAGRAPH_BREAK = re.compile(r"(\n\s*\n)")
+# Files sent as documents (POST /v1/documents): they come back in the same format, markup untouched.
+DOCUMENT_EXTENSIONS = {".md", ".markdown", ".html", ".htm", ".srt", ".docx"}
 
 
 def split_paragraphs(text: str) -> tuple[list[str], list[str]]:
@@ -46,6 +49,8 @@ def translate_file(args: argparse.Namespace) -> int:
             if not args.file:
                 sys.stderr.write("transq: give a FILE to translate or --resume JOB_ID\n")
                 return 2
+            if Path(args.file).suffix.lower() in DOCUMENT_EXTENSIONS:
+                return _translate_document(client, args)
             if args.file == "-":
                 text = sys.stdin.read()
             else:
@@ -68,6 +73,8 @@ def translate_file(args: argparse.Namespace) -> int:
         error = job.get("error") or {"code": job["status"], "message": "the job did not succeed"}
         sys.stderr.write(f"transq: job {job_id} {job['status']}: {error['code']}: {error['message']}\n")
         return 1
+    if job.get("document"):
+        return _write(args.output, client.document(job_id), job["format"])
     translations = job["result"]["translations"]
     if paragraphs is None:
         output = "\n\n".join(translations)
@@ -79,6 +86,44 @@ def translate_file(args: argparse.Namespace) -> int:
             handle.write(output)
     else:
         sys.stdout.write(output)
+    return 0
+
+
+def _translate_document(client: TransqClient, args: argparse.Namespace) -> int:
+    """Upload the file, wait with a progress bar, download the translated file."""
+    path = Path(args.file)
+    if path.suffix.lower() == ".docx" and not args.output and sys.stdout.isatty():
+        sys.stderr.write("transq: a .docx translation is a file: write it with -o FILE\n")
+        return 2
+    job_id = ""
+    try:
+        job = client.upload(path.name, path.read_bytes(), source_lang=args.source, target_lang=args.target)
+        job_id = job["id"]
+        sys.stderr.write(f"job {job_id} (resume with: transq translate --resume {job_id})\n")
+        job = client.wait(job_id, timeout=24 * 3600, on_progress=_progress_bar)
+        sys.stderr.write("\n")
+        if job["status"] != "succeeded":
+            error = job.get("error") or {"code": job["status"], "message": "the job did not succeed"}
+            sys.stderr.write(f"transq: job {job_id} {job['status']}: {error['code']}: {error['message']}\n")
+            return 1
+        return _write(args.output, client.document(job_id), job["format"])
+    except KeyboardInterrupt:
+        sys.stderr.write(f"\ninterrupted; resume with: transq translate --resume {job_id}\n")
+        return 130
+    except (TransqError, OSError, TimeoutError) as exc:
+        sys.stderr.write(f"transq: {exc}\n")
+        return 1
+
+
+def _write(output: str | None, data: bytes, fmt: str) -> int:
+    if output:
+        Path(output).write_bytes(data)
+    elif fmt == "docx" and sys.stdout.isatty():
+        sys.stderr.write("transq: a .docx translation is a file: write it with -o FILE\n")
+        return 2
+    else:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
     return 0
 
 

@@ -1,12 +1,13 @@
-// Submit through the job API, poll, show status, progress and cached sentences; cancel and copy.
+// Submit through the job API, poll, show status, progress and cached sentences; cancel and copy;
+// upload a document file and download its translation in the same format.
 (function () {
   const $ = (id) => document.getElementById(id);
   const button = $("translate"), cancel = $("cancel"), copy = $("copy");
   const status = $("status"), progress = $("progress");
   let current = null; // the job being polled
 
-  function headers() {
-    const h = { "Content-Type": "application/json" };
+  function headers(json = true) {
+    const h = json ? { "Content-Type": "application/json" } : {};
     const key = $("api-key");
     if (key && key.value) h["Authorization"] = "Bearer " + key.value;
     return h;
@@ -24,7 +25,8 @@
   }
 
   async function call(method, url, body) {
-    const response = await fetch(url, { method, headers: headers(), body: body && JSON.stringify(body) });
+    const form = body instanceof FormData;
+    const response = await fetch(url, { method, headers: headers(!form), body: form ? body : body && JSON.stringify(body) });
     let data = null;
     try { data = await response.json(); } catch (e) { /* not JSON */ }
     if (!response.ok && !(data && data.status)) {
@@ -59,24 +61,56 @@
     show(job.status + " — " + p.sentences_done + "/" + p.sentences_total + " sentences, " +
          job.cached_sentences + " from cache", false);
     if (job.status === "succeeded") {
-      $("target").value = job.result.translations.join("");
-      copy.disabled = false;
+      const translations = job.result.translations;
+      $("target").value = translations ? translations.join("") : "(a Word document: use Download)";
+      copy.disabled = !translations;
     }
     if (job.status === "failed") show("failed: " + job.error.message + " (" + job.error.code + ")", true);
     if (job.status === "cancelled") show("cancelled", true);
   }
 
-  async function translate() {
+  function translate() {
     const text = $("source").value;
     if (!text.trim()) { resetProgress(); show("Type some text to translate first.", true); return; }
+    const [source_lang, target_lang] = $("pair").value.split("-");
+    run(() => call("POST", "/v1/jobs", { text, source_lang, target_lang }));
+  }
+
+  // A document: its text (when it is text) on the left, its translation on the right, and a download
+  // link to the translated file (fetched with the API key, so it works with keys on).
+  async function translateFile(file) {
+    $("source").value = file.name.endsWith(".docx") ? "(" + file.name + ")" : await file.text();
+    const [source_lang, target_lang] = $("pair").value.split("-");
+    const form = new FormData();
+    form.append("file", file);
+    form.append("source_lang", source_lang);
+    form.append("target_lang", target_lang);
+    const job = await run(() => call("POST", "/v1/documents", form));
+    if (job && job.status === "succeeded") await offerDownload(job);
+  }
+
+  async function offerDownload(job) {
+    const response = await fetch("/v1/jobs/" + job.id + "/document", { headers: headers(false) });
+    if (!response.ok) { show("download failed (HTTP " + response.status + ")", true); return; }
+    const disposition = response.headers.get("Content-Disposition") || "";
+    const match = disposition.match(/filename\*=UTF-8''(.+)$/);
+    const link = $("download");
+    link.href = URL.createObjectURL(await response.blob());
+    link.download = match ? decodeURIComponent(match[1]) : "translation";
+    link.textContent = "Download " + link.download;
+    link.hidden = false;
+  }
+
+  async function run(submit) {
     button.disabled = true;
     copy.disabled = true;
     $("target").value = "";
+    $("download").hidden = true;
     resetProgress();
     show("submitting…", false);
+    let job = null;
     try {
-      const [source_lang, target_lang] = $("pair").value.split("-");
-      let job = await call("POST", "/v1/jobs", { text, source_lang, target_lang });
+      job = await submit();
       current = job.id;
       cancel.hidden = false;
       render(job);
@@ -95,9 +129,15 @@
       cancel.hidden = true;
       button.disabled = false;
     }
+    return job;
   }
 
   button.addEventListener("click", translate);
+  $("file").addEventListener("change", (event) => {
+    const file = event.target.files[0];
+    event.target.value = "";  // the same file can be chosen again
+    if (file) translateFile(file);
+  });
   $("source").addEventListener("keydown", (event) => {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); translate(); }
   });

@@ -56,7 +56,6 @@ def test_a_bare_body_upload_takes_its_format_from_the_content_type(client):
         (dict(name="bad.srt", data=b"1\nno timing here\n"), 422, "invalid_document"),
         (dict(name="latin1.txt", data="caf\xe9".encode("latin-1")), 422, "invalid_document"),
         (dict(name="empty.md", data=b"   \n"), 422, "validation_error"),
-        (dict(name="images.html", data=b"<p><img src=a.png></p>"), 422, "validation_error"),
         (dict(name="x.md", data=b"# ok", format="pdf"), 422, "validation_error"),
     ],
 )
@@ -65,6 +64,14 @@ def test_unreadable_documents_are_refused_in_the_contract_shape(client, request_
     response = upload(client, request_kwargs["name"], request_kwargs["data"], **fields)
     assert response.status_code == status, response.json
     assert response.json["error"]["code"] == code and response.json["error"]["message"]
+
+
+def test_a_document_with_nothing_to_translate_is_done_at_once(client):
+    response = upload(client, "images.html", b"<p><img src=a.png></p>")
+    assert response.status_code == 200 and response.json["status"] == "succeeded"
+    assert response.json["result"]["translations"] == ["<p><img src=a.png></p>"]
+    download = client.get(f"/v1/jobs/{response.json['id']}/document")
+    assert download.status_code == 200 and download.data == b"<p><img src=a.png></p>"
 
 
 def test_a_form_without_a_file_and_a_document_over_the_limit(make_app):

@@ -112,3 +112,33 @@ def test_cancel_from_the_page(make_stack, browser):
     WebDriverWait(browser, 10).until(lambda d: not d.find_element(By.ID, "cancel").is_displayed())
     job_ids = [k.split(":")[-1] for k in s.r.keys("transq:job:*")]
     assert [s.client.job(j)["status"] for j in job_ids] == ["cancelled"]
+
+
+def test_upload_a_document_and_download_its_translation(stack, browser, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.documents import samples
+    from tests.documents.shapes import markdown_shape
+
+    source = tmp_path / "notes.md"
+    source.write_text(samples.MARKDOWN, encoding="utf-8")
+    browser.set_window_size(1200, 800)
+    browser.get(stack.api.url + "/")
+    picker = browser.find_element(By.ID, "file")
+    browser.execute_script("arguments[0].style.display = 'block';", picker)  # a real user clicks its label
+    picker.send_keys(str(source))
+    WebDriverWait(browser, 60).until(lambda d: d.find_element(By.ID, "status").text.startswith("succeeded"))
+    assert browser.find_element(By.ID, "source").get_attribute("value") == samples.MARKDOWN
+    translated = browser.find_element(By.ID, "target").get_attribute("value")
+    assert markdown_shape(translated) == markdown_shape(samples.MARKDOWN)
+    link = browser.find_element(By.ID, "download")
+    WebDriverWait(browser, 10).until(lambda d: d.find_element(By.ID, "download").is_displayed())
+    assert link.get_attribute("download") == "notes.en.md" and link.get_attribute("href").startswith("blob:")
+    downloaded = browser.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "fetch(document.getElementById('download').href).then(r => r.text()).then(done);"
+    )
+    assert downloaded == translated
+    SCREENSHOTS.mkdir(exist_ok=True)
+    browser.save_screenshot(str(SCREENSHOTS / "web-page-document.png"))
