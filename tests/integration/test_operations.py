@@ -86,6 +86,7 @@ def test_schemathesis_finds_no_server_errors_and_no_spec_violations(stack):
     """Property-based requests from the OpenAPI document: no 500s, every response as documented."""
     schemathesis = pytest.importorskip("schemathesis")
     from hypothesis import HealthCheck, given, settings
+    from schemathesis.specs.openapi.checks import positive_data_acceptance
 
     schema = schemathesis.openapi.from_url(stack.api.url + "/openapi.json")
     failures: list[str] = []
@@ -98,8 +99,14 @@ def test_schemathesis_finds_no_server_errors_and_no_spec_violations(stack):
             if case.headers and "Idempotency-Key" in case.headers:
                 # A key reused with another body is refused by design (422 idempotency_mismatch).
                 case.headers["Idempotency-Key"] = uuid.uuid4().hex
+            # A document's validity (SubRip timings, a .docx archive, a file type transq reads) is more than
+            # a schema can say: such a request may be refused (415/422 invalid_document), never with a 500.
+            document = case.path == "/v1/documents" or (
+                isinstance(case.body, dict) and case.body.get("format") == "srt"
+            )
+            excluded = [positive_data_acceptance] if document else []
             try:
-                case.call_and_validate(base_url=stack.api.url, timeout=30)
+                case.call_and_validate(base_url=stack.api.url, timeout=30, excluded_checks=excluded)
             except Exception as exc:  # noqa: BLE001 - collect every failure, report them together
                 failures.append(f"{case.method} {case.path}: {str(exc)[:400]}")
 
