@@ -19,6 +19,8 @@ _settings = Settings.from_env()
 bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8080")
 workers = int(os.environ.get("GUNICORN_WORKERS", "2"))
 worker_class = "api.server.ApiWorker"
+# Its error and access lines in TRANSQ_LOG_FORMAT (one JSON object per line when json).
+logger_class = "api.gunicorn_logging.GunicornLogger"
 worker_connections = int(os.environ.get("GUNICORN_CONNECTIONS", "1000"))
 # Headers must arrive within this (and an idle keep-alive connection is closed after it).
 keepalive = max(1, int(_settings.read_timeout))

@@ -45,14 +45,28 @@ def _env(settings: Settings) -> dict[str, str]:
 class WorkerProcess:
     """`celery -A worker.celery_app worker --concurrency 1`, as production runs it."""
 
-    def __init__(self, settings: Settings, log_path: Path | None = None, name: str = "w1", preload: str = ""):
+    def __init__(
+        self,
+        settings: Settings,
+        log_path: Path | None = None,
+        name: str = "w1",
+        preload: str = "",
+        container_command: bool = False,
+    ):
         self.settings = settings
         self.log_path = log_path
         self.name = name
         self.preload = preload  # modules the parent imports before Celery starts (bench.memory's baseline)
+        self.container_command = container_command  # run the image's command (worker.launch) instead
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, wait_ready: bool = True, timeout: float = 90) -> WorkerProcess:
+        if self.container_command:
+            args = [sys.executable, "-m", "worker.launch", "--without-gossip", "--without-mingle"]
+            self.process = _spawn(args, _env(self.settings), self.log_path)
+            if wait_ready:
+                self.wait_ready(timeout)
+            return self
         launcher = ["-m", "celery"]
         if self.preload:
             launcher = [

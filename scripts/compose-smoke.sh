@@ -5,7 +5,8 @@
 #
 # Environment: BASE_IMAGE and REDIS_IMAGE (local images where no registry is reachable),
 # BAKE_MODEL (default test-model: the offline tiny model), TORCH_WHEELS (a folder with the torch
-# CPU wheel, default docker/wheels), COMPOSE (default: docker compose, else docker-compose).
+# CPU wheel, default docker/wheels: when it holds one, it becomes the WHEELS_IMAGE the worker installs
+# torch from), COMPOSE (default: docker compose, else docker-compose).
 # Traffic goes to 127.0.0.1 only. Not part of CI: it needs a Docker engine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +18,7 @@ export TRANSQ_RATE_LIMIT=""
 export TRANSQ_LOG_FORMAT=json
 export REDIS_PORT=${REDIS_PORT:-16379} CACHE_PORT=${CACHE_PORT:-16380} API_PORT=${API_PORT:-18080}
 export WORKER_MEMORY=${WORKER_MEMORY:-1g} WORKER_CPUS=${WORKER_CPUS:-1}
+unset WORKER_REPLICAS  # the compose file's default (2) is what a plain `up -d` must give
 if [ -z "${COMPOSE:-}" ]; then
   if docker compose version >/dev/null 2>&1; then COMPOSE="docker compose"; else COMPOSE="docker-compose"; fi
 fi
@@ -50,10 +52,15 @@ sentences() {  # $1: how many distinct sentences, $2: tag
 }
 
 step "build images"
+TORCH_WHEELS=${TORCH_WHEELS:-docker/wheels}
+if ls "$TORCH_WHEELS"/torch-*.whl >/dev/null 2>&1; then
+  docker build -q -f docker/wheels.Dockerfile -t transq-torch-wheels --build-arg BASE_IMAGE="${BASE_IMAGE:-python:3.11-slim}" "$TORCH_WHEELS"
+  export WHEELS_IMAGE=transq-torch-wheels
+fi
 dc build
 
-step "up with two workers"
-dc up -d --scale worker=2
+step "up -d with no --scale: WORKER_REPLICAS (2) workers"
+dc up -d
 deadline=$((SECONDS + 300))
 until curl -fsS "$API/readyz" 2>/dev/null | grep -q '"workers":2'; do
   [ $SECONDS -lt $deadline ] || fail "the stack did not become ready with two workers"
@@ -70,6 +77,22 @@ for c in $(dc ps -q "$API_SERVICE") $(dc ps -q worker); do
     sleep 2
   done
   echo "$(docker inspect -f '{{.Name}}' "$c"): healthy"
+done
+
+step "every service's log is rotated; with JSON logs every line is JSON; worker names carry their container id"
+for c in $(dc ps -q); do
+  config=$(docker inspect -f '{{json .HostConfig.LogConfig}}' "$c")
+  echo "$(docker inspect -f '{{.Name}}' "$c"): $config"
+  echo "$config" | grep -q '"max-size"' || fail "container $c has no log rotation"
+done
+for c in $(dc ps -q "$API_SERVICE") $(dc ps -q worker); do
+  docker logs "$c" 2>&1 | python3 -c 'import json, sys; [json.loads(l) for l in sys.stdin if l.strip()]' \
+    || fail "container $c wrote a line that is not JSON"
+done
+for c in $(dc ps -q worker); do
+  short=$(echo "$c" | cut -c1-12)
+  docker logs "$c" 2>&1 | grep -q "transq-$short@.* ready" || fail "worker $c is not named after its container"
+  echo "worker $short: $(docker logs "$c" 2>&1 | grep -o "transq-$short@[^ ]*" | head -1)"
 done
 
 step "each worker container sees its memory limit and runs as non-root"
@@ -110,5 +133,14 @@ docker kill "$victim" >/dev/null
 status=$(wait_final "$id" 400)
 echo "job $id after the kill: $status (attempts: $(docker exec "$(dc ps -q redis)" redis-cli -h 127.0.0.1 -p "$REDIS_PORT" hget "transq:job:$id" attempts))"
 [ "$status" = succeeded ] || fail "the job did not survive its worker's death"
+
+step "a killed container stays down under unless-stopped; up -d brings the replicas back"
+[ "$(docker inspect -f '{{.State.Running}} {{.RestartCount}}' "$victim")" = "false 0" ] \
+  || fail "docker kill was followed by a restart"
+echo "after docker kill: running=false, restarts=0"
+dc up -d
+running=$(dc ps -q worker | xargs docker inspect -f '{{.State.Running}}' | grep -c true)
+[ "$running" -eq 2 ] || fail "up -d gave $running running workers, not 2"
+echo "up -d: $running workers running"
 
 step "SMOKE PASSED"

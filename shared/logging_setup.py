@@ -17,14 +17,26 @@ class _JobIdFilter(logging.Filter):
         return True
 
 
+# gunicorn's access-log atoms, as fields of a JSON access line.
+_ACCESS_FIELDS = {"m": "method", "U": "path", "q": "query", "s": "status", "B": "bytes", "h": "remote", "a": "agent"}
+
+
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        entry = {
+        entry: dict[str, object] = {
             "ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S"),
             "level": record.levelname,
             "logger": record.name,
             "message": record.getMessage(),
         }
+        if record.name == "gunicorn.access" and isinstance(record.args, dict):
+            atoms = record.args
+            entry["message"] = f"{atoms.get('m')} {atoms.get('U')} {atoms.get('s')}"
+            for atom, name in _ACCESS_FIELDS.items():
+                value = atoms.get(atom)
+                if value not in (None, "", "-"):
+                    entry[name] = int(value) if name in ("status", "bytes") and str(value).isdigit() else value
+            entry["duration_ms"] = round(int(atoms.get("D", 0)) / 1000, 1)
         if getattr(record, "job_id", ""):
             entry["job_id"] = record.job_id
         if record.exc_info:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import os
 import secrets
-import socket
 import threading
 import time
 from contextlib import contextmanager
@@ -25,6 +24,7 @@ from shared.settings import Settings
 from shared.stats import Stats
 from shared.workers import WorkerRegistry
 from worker.broker_health import BrokerHealth
+from worker.container import host_and_container
 
 log = logging.getLogger(__name__)
 WORKER_ID_FILE = os.environ.get("TRANSQ_WORKER_ID_FILE", "/tmp/transq-worker-id")
@@ -41,8 +41,9 @@ class WorkerContext:
         self.cache = SentenceCache(cache_redis(settings), self.keys, settings.cache_ttl)
         self.stats = Stats(self.redis, self.keys)
         self.registry = WorkerRegistry(self.redis, self.keys, ttl_seconds=settings.heartbeat_seconds * 3)
-        # Host and pid alone can repeat (containers on the host network share a hostname and may share pids).
-        self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+        # Host and pid alone can repeat (containers on the host network share a hostname and may share pids):
+        # the container id and a random suffix tell them apart.
+        self.worker_id = f"{host_and_container()}:{os.getpid()}:{secrets.token_hex(3)}"
         self._heartbeat_stop = threading.Event()
         self.broker = BrokerHealth()
         self.route = route_for(settings)
