@@ -59,3 +59,4 @@ def configure_logging(log_format: str = "text", level: str = "INFO") -> None:
     handler._transq = True  # type: ignore[attr-defined]
     root.addHandler(handler)
     root.setLevel(level.upper())
+    logging.captureWarnings(True)  # a library's warning is a log line too (one JSON object with JSON logs)

@@ -5,9 +5,12 @@ Extra arguments go to `celery worker` as they are."""
 
 from __future__ import annotations
 
+import json
+import os
 import secrets
 import socket
 import sys
+import time
 
 from shared.settings import Settings
 from worker.container import container_id
@@ -22,10 +25,22 @@ def celery_argv(settings: Settings, extra: list[str]) -> list[str]:
     return [*quiet, "worker", "--concurrency", "1", "--loglevel", settings.log_level, "-n", node_name(), *extra]
 
 
+def _json_say(message: str, stream=sys.__stderr__) -> None:  # type: ignore[no-untyped-def]
+    """Celery's `safe_say` (its shutdown notices, written from signal handlers with a raw os.write, not
+    through logging), as one JSON line like every other line."""
+    line = {"ts": time.strftime("%Y-%m-%dT%H:%M:%S"), "level": "INFO", "logger": "celery.worker", "message": message}
+    os.write(stream.fileno(), (json.dumps(line) + "\n").encode())
+
+
 def main() -> None:
     from worker.celery_app import app
 
-    app.start(argv=celery_argv(Settings.from_env(), sys.argv[1:]))
+    settings = Settings.from_env()
+    if settings.log_format == "json":
+        import celery.apps.worker
+
+        celery.apps.worker.safe_say = _json_say
+    app.start(argv=celery_argv(settings, sys.argv[1:]))
 
 
 if __name__ == "__main__":
