@@ -106,7 +106,12 @@ def main() -> None:
     ):
         workdir = Path(tmp)
         settings = Settings(
-            redis_url=broker.url, cache_url=cache.url, rate_limit="", log_level="WARNING", model="bench-model"
+            output_guard=False,  # the random-weight model's outputs loop by design
+            redis_url=broker.url,
+            cache_url=cache.url,
+            rate_limit="",
+            log_level="WARNING",
+            model="bench-model",
         )
         # A warm cache, as a worker leaves it: entries under its namespace, the namespace published.
         SentenceCache(cache_redis(settings), Keys(), settings.cache_ttl).put_many(

@@ -66,13 +66,18 @@ def main() -> None:
 
     workload = load_workload(args.workload, 64)
     model = opus_shaped_model(workload)
-    original = [f"第{i}条：{workload[i % len(workload)]}" for i in range(args.sentences)]
+    # Each one a sentence of its own (a terminator where the workload line has none).
+    original = [
+        f"第{i}条：{s if s[-1] in '。！？!?' else s + '。'}"
+        for i, s in ((i, workload[i % len(workload)]) for i in range(args.sentences))
+    ]
     step = max(1, round(1 / args.edited))
     edited = [f"修改过的第{i}条：{s}" if i % step == step // 2 else s for i, s in enumerate(original)]
     changed = sum(a != b for a, b in zip(original, edited))
     with tempfile.TemporaryDirectory(prefix="transq-bench-") as tmp:
         broker, cache = RedisServer().start(), RedisServer(policy="allkeys-lru").start()
         settings = Settings(
+            output_guard=False,  # the random-weight model's outputs loop by design
             redis_url=broker.url,
             cache_url=cache.url,
             model=str(model),

@@ -45,7 +45,12 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp, RedisServer() as redis_server:
         settings = Settings(
-            redis_url=redis_server.url, model=str(model), rate_limit="", log_level="WARNING", heartbeat_seconds=0.2
+            output_guard=False,  # the random-weight model's outputs loop by design
+            redis_url=redis_server.url,
+            model=str(model),
+            rate_limit="",
+            log_level="WARNING",
+            heartbeat_seconds=0.2,
         )
         api_import, api_ready, worker_ready, bare = [], [], [], []
         for i in range(args.repeat):

@@ -70,6 +70,11 @@ class Settings:
         "Batches a round runs while other jobs wait before it gives its unfinished jobs back to the queue, so a "
         "big job cannot hold a worker (0: never).",
     )
+    output_guard: bool = setting(
+        True,
+        "Make a translation that loops or runs far too long again once, with repeats banned, and flag it in the "
+        "job's warnings (off only for benchmarks, whose random-weight model loops by design).",
+    )
     cgroup_root: str = setting(
         "/sys/fs/cgroup", "Where the memory guard reads the container's cgroup (v2 or v1) limit and usage."
     )

@@ -164,7 +164,7 @@ def _record(
     finish complete jobs."""
     if not finished:
         return
-    warnings, still_bad = guard(ctx.engine, finished)
+    warnings, still_bad = guard(ctx.engine, finished) if ctx.settings.output_guard else ({}, set())
     ctx.cache.put_many(ctx.namespace, {s: t for s, t in finished.items() if s not in still_bad})
     ctx.stats.incr("sentences_translated", len(finished))
     if warnings:
