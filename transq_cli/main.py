@@ -128,8 +128,9 @@ def _port_free(port: int) -> bool:
 
 
 def test_model_folder() -> Path:
-    """The offline test model, built once (in its own process: the CLI never imports the worker)."""
-    folder = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "transq" / "test-model-zh-en"
+    """The offline test model, built once (in its own process: the CLI never imports the worker). The folder
+    is named for the model taught to copy, so a looping random model built by an older transq is not reused."""
+    folder = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "transq" / "test-model-zh-en-copy"
     if not (folder / "config.json").exists():
         command = [sys.executable, "-m", "worker.offline_model", str(folder)]
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -113,4 +113,4 @@ def test_dev_without_the_hub_and_without_a_model_serves_the_test_model(tmp_path)
     ready, stderr, port = run_dev_until_ready(env=env)
     assert ready == f"ready: http://127.0.0.1:{port}/ (Ctrl-C stops)\n"
     assert "serving the offline test model" in stderr.splitlines()[0]
-    assert (tmp_path / "transq" / "test-model-zh-en" / "config.json").exists()
+    assert (tmp_path / "transq" / "test-model-zh-en-copy" / "config.json").exists()
