@@ -9,7 +9,12 @@ def test_the_offline_model_gives_short_outputs_that_tell_sentences_apart(model_d
     from worker.engine import TranslationEngine
 
     engine = TranslationEngine(Settings(model=str(model_dir), max_new_tokens=64))  # int8, as a worker runs it
-    sentences = ["今天天气很好。", "谢谢你的帮助！", "缓存测试第一句。", "这是一个很长的句子，我们用它来测试翻译模型的输出。"]
+    sentences = [
+        "今天天气很好。",
+        "谢谢你的帮助！",
+        "缓存测试第一句。",
+        "这是一个很长的句子，我们用它来测试翻译模型的输出。",
+    ]
     out = engine.translate_ids(engine.token_ids(sentences))
     assert len(set(out)) == len(sentences), out  # every sentence its own output
     for sentence, translation in zip(sentences, out):
