@@ -155,10 +155,7 @@ def parse_translation_request(
             or not 0 <= timeout <= settings.wait_timeout
         ):
             raise ValidationError(f"timeout must be a number of seconds from 0 to {settings.wait_timeout:g}")
-    segments = [split_text(t, settings.max_sentence_chars) for t in texts]
-    flat = [s for segs in segments for s in sentences(segs)]
-    if len(flat) > settings.max_sentences:
-        raise ValidationError(f"the texts have {len(flat)} sentences; at most {settings.max_sentences} are allowed")
+    segments, flat = _split(texts, settings, "the texts have")
     return TranslationRequest(
         texts,
         segments,
@@ -190,10 +187,16 @@ def document_request(
     total = sum(len(unit) for unit in units)
     if total > settings.max_chars:
         raise ValidationError(f"the document has {total} characters of text; at most {settings.max_chars} are allowed")
-    segments = [split_text(unit, settings.max_sentence_chars) for unit in units]
-    flat = [s for segs in segments for s in sentences(segs)]
-    if len(flat) > settings.max_sentences:
-        raise ValidationError(f"the document has {len(flat)} sentences; at most {settings.max_sentences} are allowed")
+    segments, flat = _split(units, settings, "the document has")
     return TranslationRequest(
         units, segments, flat, False, None, languages["source_lang"], languages["target_lang"], fmt, document
     )
+
+
+def _split(texts: list[str], settings: Settings, what: str) -> tuple[list[list[Segment]], list[str]]:
+    """Each text's segments and all the sentences, within TRANSQ_MAX_SENTENCES."""
+    segments = [split_text(text, settings.max_sentence_chars) for text in texts]
+    flat = [s for segs in segments for s in sentences(segs)]
+    if len(flat) > settings.max_sentences:
+        raise ValidationError(f"{what} {len(flat)} sentences; at most {settings.max_sentences} are allowed")
+    return segments, flat

@@ -40,79 +40,50 @@ def _progress_bar(job: dict[str, Any]) -> None:
 
 
 def translate_file(args: argparse.Namespace) -> int:
+    """A text file by paragraphs, or a document file (same format back), through the API."""
     client = TransqClient(args.url, args.api_key)
+    paragraphs: list[str] | None = None
+    separators: list[str] = []
+    job_id = args.resume or ""
     try:
-        if args.resume:
-            job_id = args.resume
-            paragraphs, separators = None, None
-        else:
+        if not job_id:
             if not args.file:
                 sys.stderr.write("transq: give a FILE to translate or --resume JOB_ID\n")
                 return 2
-            if Path(args.file).suffix.lower() in DOCUMENT_EXTENSIONS:
-                return _translate_document(client, args)
-            if args.file == "-":
-                text = sys.stdin.read()
+            path = Path(args.file)
+            if path.suffix.lower() in DOCUMENT_EXTENSIONS:
+                if path.suffix.lower() == ".docx" and not args.output and sys.stdout.isatty():
+                    sys.stderr.write("transq: a .docx translation is a file: write it with -o FILE\n")
+                    return 2
+                job = client.upload(path.name, path.read_bytes(), source_lang=args.source, target_lang=args.target)
             else:
-                with open(args.file, encoding="utf-8") as handle:
-                    text = handle.read()
-            paragraphs, separators = split_paragraphs(text)
-            kept = [i for i, p in enumerate(paragraphs) if p.strip()]
-            job = client.submit([paragraphs[i] for i in kept], source_lang=args.source, target_lang=args.target)
+                text = sys.stdin.read() if args.file == "-" else path.read_text(encoding="utf-8")
+                paragraphs, separators = split_paragraphs(text)
+                kept = [p for p in paragraphs if p.strip()]
+                job = client.submit(kept, source_lang=args.source, target_lang=args.target)
             job_id = job["id"]
             sys.stderr.write(f"job {job_id} (resume with: transq translate --resume {job_id})\n")
-        job = client.wait(job_id, timeout=24 * 3600, on_progress=_progress_bar)
-        sys.stderr.write("\n")
-    except KeyboardInterrupt:
-        sys.stderr.write(f"\ninterrupted; resume with: transq translate --resume {job_id}\n")
-        return 130
-    except (TransqError, OSError, TimeoutError) as exc:
-        sys.stderr.write(f"transq: {exc}\n")
-        return 1
-    if job["status"] != "succeeded":
-        error = job.get("error") or {"code": job["status"], "message": "the job did not succeed"}
-        sys.stderr.write(f"transq: job {job_id} {job['status']}: {error['code']}: {error['message']}\n")
-        return 1
-    if job.get("document"):
-        return _write(args.output, client.document(job_id), job["format"])
-    translations = job["result"]["translations"]
-    if paragraphs is None:
-        output = "\n\n".join(translations)
-    else:
-        it = iter(translations)
-        output = rebuild([next(it) if p.strip() else p for p in paragraphs], separators or [])
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as handle:
-            handle.write(output)
-    else:
-        sys.stdout.write(output)
-    return 0
-
-
-def _translate_document(client: TransqClient, args: argparse.Namespace) -> int:
-    """Upload the file, wait with a progress bar, download the translated file."""
-    path = Path(args.file)
-    if path.suffix.lower() == ".docx" and not args.output and sys.stdout.isatty():
-        sys.stderr.write("transq: a .docx translation is a file: write it with -o FILE\n")
-        return 2
-    job_id = ""
-    try:
-        job = client.upload(path.name, path.read_bytes(), source_lang=args.source, target_lang=args.target)
-        job_id = job["id"]
-        sys.stderr.write(f"job {job_id} (resume with: transq translate --resume {job_id})\n")
         job = client.wait(job_id, timeout=24 * 3600, on_progress=_progress_bar)
         sys.stderr.write("\n")
         if job["status"] != "succeeded":
             error = job.get("error") or {"code": job["status"], "message": "the job did not succeed"}
             sys.stderr.write(f"transq: job {job_id} {job['status']}: {error['code']}: {error['message']}\n")
             return 1
-        return _write(args.output, client.document(job_id), job["format"])
+        if job.get("document"):
+            return _write(args.output, client.document(job_id), job["format"])
     except KeyboardInterrupt:
         sys.stderr.write(f"\ninterrupted; resume with: transq translate --resume {job_id}\n")
         return 130
     except (TransqError, OSError, TimeoutError) as exc:
         sys.stderr.write(f"transq: {exc}\n")
         return 1
+    translations = job["result"]["translations"]
+    if paragraphs is None:
+        output = "\n\n".join(translations)
+    else:
+        it = iter(translations)
+        output = rebuild([next(it) if p.strip() else p for p in paragraphs], separators)
+    return _write(args.output, output.encode("utf-8"), "text")
 
 
 def _write(output: str | None, data: bytes, fmt: str) -> int:
