@@ -131,14 +131,19 @@ def join_translations(segments: list[Segment], translations: Iterable[str]) -> s
     out: list[str] = []
     previous: Segment | None = None
     for seg in segments:
-        piece = next(it) if seg.translate else seg.text
-        if (
-            previous is not None
-            and (seg.translate or previous.translate)
-            and not previous.text[-1:].isspace()
-            and not seg.text[:1].isspace()
-        ):
+        if needs_space(previous, seg):
             out.append(" ")
-        out.append(piece)
+        out.append(next(it) if seg.translate else seg.text)
         previous = seg
     return "".join(out)
+
+
+def needs_space(previous: Segment | None, segment: Segment) -> bool:
+    """Whether a space goes between two segments' outputs: they touched in the source, and one of them is
+    a translated sentence."""
+    return (
+        previous is not None
+        and (segment.translate or previous.translate)
+        and not previous.text[-1:].isspace()
+        and not segment.text[:1].isspace()
+    )

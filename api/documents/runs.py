@@ -17,7 +17,7 @@ import bisect
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from shared.splitter import Segment, split_text
+from shared.splitter import Segment, needs_space, split_text
 
 OPEN, CLOSE, POINT = "open", "close", "point"
 
@@ -120,13 +120,8 @@ def translate_run(run: TextRun, plan: RunPlan, translations: Iterator[str], snap
     target_ends: list[int] = []
     length = 0
     previous: Segment | None = None
-    for segment in plan.segments:  # the joining rule of shared.splitter.join_translations
-        if (
-            previous is not None
-            and (segment.translate or previous.translate)
-            and not previous.text[-1:].isspace()
-            and not segment.text[:1].isspace()
-        ):
+    for segment in plan.segments:  # joined as shared.splitter.join_translations joins them
+        if needs_space(previous, segment):
             pieces.append(" ")
             length += 1
         piece = next(translations) if segment.translate else segment.text
