@@ -61,7 +61,7 @@ def documents_of(job: Job) -> list[str | bytes]:
     return list(_render(job.id, job.finished_at or "", job.format, job.document, tuple(job.result or ())))
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=4)  # documents of up to TRANSQ_MAX_DOCUMENT_BYTES each: a few are enough
 def _render(
     job_id: str, finished_at: str, fmt: str, stored: str, translations: tuple[str, ...]
 ) -> tuple[str | bytes, ...]:

@@ -61,7 +61,8 @@ class _PlainText:
     """A text file: one run, its layout (paragraphs, blank lines) kept by the sentence splitter."""
 
     def __init__(self, source: str):
-        self.runs = [TextRun(source)] if TextRun(source).translatable else []
+        run = TextRun(source)
+        self.runs = [run] if run.translatable else []
         self.source = source
 
     def render(self, translated: list[TranslatedRun]) -> str:
