@@ -8,11 +8,12 @@ translations whenever it is read (kept for a while in this process: a finished j
 from __future__ import annotations
 
 import base64
-import functools
 import json
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from api import services
 from api.documents import MEDIA_TYPES, DocumentError, Prepared, prepare
 from api.errors import ApiError
 from shared.error_codes import ErrorCode
@@ -29,6 +30,7 @@ class DocumentSources:
 
     units: list[str]
     stored: str  # JSON: format, file name, sources, the sentence length they were split with
+    filename: str = ""
 
 
 def prepare_documents(
@@ -53,38 +55,42 @@ def prepare_documents(
         record["docx"] = [base64.b64encode(source).decode() for source in sources]  # type: ignore[arg-type]
     else:
         record["sources"] = sources
-    return DocumentSources(units, json.dumps(record, ensure_ascii=False))
+    return DocumentSources(units, json.dumps(record, ensure_ascii=False), filename or "")
 
 
 def documents_of(job: Job) -> list[str | bytes]:
-    """The translated documents of a succeeded document job, one per source."""
-    return list(_render(job.id, job.finished_at or "", job.format, job.document, tuple(job.result or ())))
+    """The translated documents of a succeeded document job, one per source (rebuilt from the stored source;
+    the last few are kept: a finished job never changes)."""
+    key = (job.id, job.finished_at or "")
+    if key not in _RENDERED:
+        _RENDERED[key] = _render(job.format, services().store.document(job.id), job.result or [])
+        while len(_RENDERED) > _RENDERED_KEPT:
+            _RENDERED.popitem(last=False)
+    _RENDERED.move_to_end(key)
+    return list(_RENDERED[key])
 
 
-@functools.lru_cache(maxsize=4)  # documents of up to TRANSQ_MAX_DOCUMENT_BYTES each: a few are enough
-def _render(
-    job_id: str, finished_at: str, fmt: str, stored: str, translations: tuple[str, ...]
-) -> tuple[str | bytes, ...]:
+_RENDERED: OrderedDict[tuple[str, str], tuple[str | bytes, ...]] = OrderedDict()
+_RENDERED_KEPT = 4  # documents of up to TRANSQ_MAX_DOCUMENT_BYTES each: a few are enough
+
+
+def _render(fmt: str, stored: str, translations: list[str]) -> tuple[str | bytes, ...]:
     record = json.loads(stored)
     sources = [base64.b64decode(s) for s in record["docx"]] if fmt == "docx" else record["sources"]
     out, position = [], 0
     for source, count in zip(sources, record["units"]):
         prepared: Prepared = prepare(fmt, source, record["max_sentence_chars"])
-        out.append(prepared.render(list(translations[position : position + count])))
+        out.append(prepared.render(translations[position : position + count]))
         position += count
     return tuple(out)
-
-
-def filename_of(job: Job) -> str | None:
-    return json.loads(job.document).get("filename") if job.document else None
 
 
 def public_job(job: Job) -> dict[str, Any]:
     """The job as the API shows it: a document job's result is its translated documents."""
     body = job.public()
-    if not job.document:
+    if not job.has_document:
         return body
-    body["document"] = {"filename": filename_of(job), "download": f"/v1/jobs/{job.id}/document"}
+    body["document"] = {"filename": job.filename or None, "download": f"/v1/jobs/{job.id}/document"}
     if job.status == SUCCEEDED:
         result: dict[str, Any] = {"document_url": f"/v1/jobs/{job.id}/document"}
         if job.format != "docx":

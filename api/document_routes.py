@@ -11,7 +11,7 @@ from werkzeug.formparser import parse_form_data
 
 from api import services
 from api.auth import client_id, owner_id
-from api.document_jobs import InvalidDocument, documents_of, filename_of, prepare_documents, public_job
+from api.document_jobs import InvalidDocument, documents_of, prepare_documents, public_job
 from api.documents import EXTENSIONS, FILE_EXTENSIONS, FORMATS, MEDIA_TYPES, DocumentError, decode_text
 from api.errors import Conflict, NotFound, PayloadTooLarge, UnsupportedMediaType, ValidationError
 from api.jobs import load_job
@@ -52,7 +52,7 @@ def upload_document():  # type: ignore[no-untyped-def]
     except DocumentError as exc:
         raise InvalidDocument(f"{filename or 'the document'}: {exc}") from None
     sources = prepare_documents([source], fmt, [filename or "the document"], settings.max_sentence_chars, filename)  # type: ignore[list-item]
-    translation = document_request(sources.units, sources.stored, fmt, parse_languages(fields), settings)
+    translation = document_request(sources, fmt, parse_languages(fields), settings)
     job, _ = submit(services(), translation, request.headers.get("Idempotency-Key"), client_id(), owner_id())
     if job.finished:
         return public_job(job), 200
@@ -98,7 +98,7 @@ def _format_of(named: str | None, filename: str | None, media_type: str) -> str:
 def download_document(job_id: str):  # type: ignore[no-untyped-def]
     """The translated document of a succeeded job, in its own format, as an attachment."""
     job = load_job(job_id)
-    if not job.document:
+    if not job.has_document:
         raise NotFound(f"job {job_id} has no document: its translations are in the job itself")
     if job.status != SUCCEEDED:
         raise Conflict(f"job {job_id} is {job.status}: its document is ready once it has succeeded")
@@ -107,7 +107,7 @@ def download_document(job_id: str):  # type: ignore[no-untyped-def]
         raise Conflict(f"job {job_id} has {len(documents)} documents: they are in the job's result")
     data = documents[0]
     body = data.encode("utf-8") if isinstance(data, str) else data
-    name = _download_name(filename_of(job), job.id, job.format, job.route)
+    name = _download_name(job.filename or None, job.id, job.format, job.route)
     disposition = f"attachment; filename*=UTF-8''{quote(name)}"
     return Response(body, mimetype=MEDIA_TYPES[job.format], headers={"Content-Disposition": disposition})
 

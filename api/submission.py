@@ -82,6 +82,8 @@ def _create(
         route=route.key,
         format=request.format,
         document=request.document,
+        filename=request.filename,
+        has_document=bool(request.document),
     )
     if hits == len(request.sentences):
         job.status, job.started_at, job.finished_at = SUCCEEDED, now, now

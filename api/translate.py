@@ -53,7 +53,7 @@ def translate():  # type: ignore[no-untyped-def]
     timeout = req.timeout if req.timeout is not None else min(DEFAULT_WAIT, services().settings.wait_timeout)
     job = wait_for(job, timeout)
     if job.status == SUCCEEDED:
-        return {"translations": documents_of(job) if job.document else job.result or []}
+        return {"translations": documents_of(job) if job.has_document else job.result or []}
     if job.status == FAILED:
         return _failed(job)
     if job.finished:

@@ -12,7 +12,7 @@ from typing import Any
 from flask import Request
 from werkzeug.exceptions import HTTPException
 
-from api.document_jobs import prepare_documents
+from api.document_jobs import DocumentSources, prepare_documents
 from api.documents import TEXT_FORMATS
 from api.errors import BadRequest, InvalidJson, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, ValidationError
 from shared.settings import Settings
@@ -30,6 +30,7 @@ class TranslationRequest:
     target_lang: str | None = None
     format: str = "text"
     document: str = ""  # a document job's stored sources (api.document_jobs); `texts` are then its units
+    filename: str = ""  # an uploaded document's file name
 
     def digest(self, pair: str) -> str:
         """What the request asks for, normalised (`text` and a one-item `texts` are the same request, and so
@@ -181,15 +182,25 @@ def parse_languages(body: Any) -> dict[str, str | None]:
 
 
 def document_request(
-    units: list[str], document: str, fmt: str, languages: dict[str, str | None], settings: Settings
+    sources: DocumentSources, fmt: str, languages: dict[str, str | None], settings: Settings
 ) -> TranslationRequest:
-    """A document job's request: its units are its texts."""
+    """An uploaded document's request: its units are its texts."""
+    units = sources.units
     total = sum(len(unit) for unit in units)
     if total > settings.max_chars:
         raise ValidationError(f"the document has {total} characters of text; at most {settings.max_chars} are allowed")
     segments, flat = _split(units, settings, "the document has")
     return TranslationRequest(
-        units, segments, flat, False, None, languages["source_lang"], languages["target_lang"], fmt, document
+        units,
+        segments,
+        flat,
+        False,
+        None,
+        languages["source_lang"],
+        languages["target_lang"],
+        fmt,
+        sources.stored,
+        sources.filename,
     )
 
 

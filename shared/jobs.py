@@ -16,6 +16,11 @@ from shared.job_scripts import CLAIM, CREATE, PARK, PROGRESS, RENEW, TRANSITION
 from shared.keys import Keys
 
 QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED = "queued", "running", "succeeded", "failed", "cancelled"
+# What a job record is read with: every field Job.from_hash reads except the document (possibly megabytes).
+_RECORD_FIELDS = (
+    "id status texts model created_at sentences_total sentences_done cached_sentences started_at finished_at "
+    "result error attempts submitted owner route format filename warnings"
+).split()
 FINAL_STATUSES = (SUCCEEDED, FAILED, CANCELLED)
 
 
@@ -50,7 +55,11 @@ class Job:
     owner: str = ""  # who created it (an API key's digest) when keys are on; only they can see it
     route: str = ""  # the route (model and settings) that translates it: see shared.routes
     format: str = "text"  # text, html, markdown, srt or docx (api.documents)
-    document: str = ""  # a document job's source and layout (JSON, api.document_jobs); texts are its sentences
+    # A document job's source and layout (JSON, api.document_jobs; its texts are the document's units). Stored
+    # with the job but read on its own (JobStore.document): records are read without it, `has_document` says.
+    document: str = ""
+    filename: str = ""  # a document job's uploaded file name
+    has_document: bool = False
     warnings: list[dict[str, Any]] = field(default_factory=list)  # translations retried or left suspect
 
     @classmethod
@@ -74,6 +83,8 @@ class Job:
             route=data.get("route", ""),
             format=data.get("format", "text"),
             document=data.get("document", ""),
+            filename=data.get("filename", ""),
+            has_document=bool(data.get("document") or data.get("has_document")),
             warnings=json.loads(data["warnings"]) if data.get("warnings") else [],
         )
 
@@ -95,6 +106,8 @@ class Job:
         }
         if self.document:
             fields["document"] = self.document
+        if self.filename:
+            fields["filename"] = self.filename
         if self.warnings:
             fields["warnings"] = json.dumps(self.warnings, ensure_ascii=False)
         if self.started_at:
@@ -208,14 +221,26 @@ class JobStore:
         pipe.execute()
 
     def get(self, job_id: str) -> Job | None:
-        data = self.client.hgetall(self.keys.job(job_id))
-        return Job.from_hash(data) if data.get("status") else None
+        """The job's record, without its document (see `document`)."""
+        return self.get_many([job_id])[0]
 
     def get_many(self, job_ids: list[str]) -> list[Job | None]:
         pipe = self.client.pipeline(transaction=False)
         for job_id in job_ids:
-            pipe.hgetall(self.keys.job(job_id))
-        return [Job.from_hash(data) if data.get("status") else None for data in pipe.execute()]
+            pipe.hmget(self.keys.job(job_id), _RECORD_FIELDS)
+            pipe.hexists(self.keys.job(job_id), "document")
+        replies = pipe.execute()
+        jobs: list[Job | None] = []
+        for values, has_document in zip(replies[0::2], replies[1::2]):
+            data = {name: value for name, value in zip(_RECORD_FIELDS, values) if value is not None}
+            jobs.append(
+                Job.from_hash({**data, "has_document": "1" if has_document else ""}) if data.get("status") else None
+            )
+        return jobs
+
+    def document(self, job_id: str) -> str:
+        """A document job's stored source (api.document_jobs), read only where it is rendered."""
+        return self.client.hget(self.keys.job(job_id), "document") or ""
 
     def statuses(self, job_ids: list[str]) -> list[str | None]:
         pipe = self.client.pipeline(transaction=False)

@@ -149,3 +149,15 @@ def test_concurrent_writers_cannot_regress(store):
 def test_progress_never_recreates_an_expired_job(store, redis_client):
     store.set_progress("0" * 32, 3)
     assert not redis_client.exists(Keys().job("0" * 32))
+
+
+def test_a_document_is_stored_with_its_job_but_read_on_its_own(store, redis_client):
+    job = new_job()
+    job.format, job.document, job.filename, job.has_document = "html", '{"sources": ["<p>x</p>"]}', "a.html", True
+    store.create(job)
+    read = store.get(job.id)
+    assert read.document == "" and read.has_document and read.filename == "a.html" and read.format == "html"
+    assert store.document(job.id) == job.document
+    plain = make_job(store)
+    assert not store.get(plain.id).has_document and store.document(plain.id) == ""
+    assert store.get_many([job.id, "0" * 32, plain.id])[1] is None
