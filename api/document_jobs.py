@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from api import services
-from api.documents import MEDIA_TYPES, DocumentError, Prepared, prepare
+from api.documents import DocumentError, Prepared, prepare
 from api.errors import ApiError
 from shared.error_codes import ErrorCode
 from shared.jobs import SUCCEEDED, Job
@@ -97,7 +97,3 @@ def public_job(job: Job) -> dict[str, Any]:
             result["translations"] = documents_of(job)
         body["result"] = result
     return body
-
-
-def media_type(job: Job) -> str:
-    return MEDIA_TYPES[job.format]

@@ -61,19 +61,21 @@ class WorkerProcess:
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, wait_ready: bool = True, timeout: float = 90) -> WorkerProcess:
+        self.process = _spawn(self._command(), _env(self.settings), self.log_path)
+        if wait_ready:
+            self.wait_ready(timeout)
+        return self
+
+    def _command(self) -> list[str]:
         if self.container_command:
-            args = [sys.executable, "-m", "worker.launch", "--without-gossip", "--without-mingle"]
-            self.process = _spawn(args, _env(self.settings), self.log_path)
-            if wait_ready:
-                self.wait_ready(timeout)
-            return self
+            return [sys.executable, "-m", "worker.launch", "--without-gossip", "--without-mingle"]
         launcher = ["-m", "celery"]
         if self.preload:
             launcher = [
                 "-c",
                 f"import sys, {self.preload}; from celery.__main__ import main; sys.argv[0] = 'celery'; main()",
             ]
-        args = [
+        return [
             sys.executable,
             *launcher,
             "-A",
@@ -88,10 +90,6 @@ class WorkerProcess:
             "--without-gossip",
             "--without-mingle",
         ]
-        self.process = _spawn(args, _env(self.settings), self.log_path)
-        if wait_ready:
-            self.wait_ready(timeout)
-        return self
 
     def ready_workers(self) -> list[dict[str, Any]]:
         client = redis.Redis.from_url(self.settings.redis_url, decode_responses=True)

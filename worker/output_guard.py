@@ -14,8 +14,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 # Scripts written without spaces count each character as a word.
-_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-_WORD = re.compile(rf"{_UNSPACED.pattern}|[^\s\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+_UNSPACED = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"  # kana, CJK, hangul
+_WORD = re.compile(rf"[{_UNSPACED}]|[^\s{_UNSPACED}]+")
 LOOP_PHRASE_WORDS = 4  # phrases of 1..4 words
 LOOP_REPEATS = 4  # a phrase this many times in a row is a loop
 LENGTH_FACTOR, LENGTH_SLACK = 3, 8  # more than 3x the source's words + 8 is far out of range

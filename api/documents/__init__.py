@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from api.documents.docx_format import DocxDocument
 from api.documents.errors import DocumentError
-from api.documents.html_format import MarkupDocument, parse_markup
+from api.documents.html_format import parse_markup
 from api.documents.markdown_format import MarkdownDocument
 from api.documents.runs import RunPlan, TextRun, TranslatedRun, plan_run, translate_run
 from api.documents.srt_format import SrtDocument
@@ -69,16 +69,7 @@ class _PlainText:
         return translated[0].text if translated else self.source
 
 
-class _Html:
-    def __init__(self, source: str):
-        self.markup: MarkupDocument = parse_markup(source)
-        self.runs = self.markup.runs
-
-    def render(self, translated: list[TranslatedRun]) -> str:
-        return self.markup.render(translated)
-
-
-_PARSERS = {"text": _PlainText, "html": _Html, "markdown": MarkdownDocument, "srt": SrtDocument}
+_PARSERS = {"text": _PlainText, "html": parse_markup, "markdown": MarkdownDocument, "srt": SrtDocument}
 
 
 @dataclass

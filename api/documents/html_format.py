@@ -10,6 +10,7 @@ are kept whole as a point; `<script>`, `<style>`, `<pre>`, `<textarea>`, and ele
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
@@ -39,10 +40,7 @@ class _Tokenizer(HTMLParser):
     def __init__(self, source: str):
         super().__init__(convert_charrefs=False)
         self.source = source
-        self.line_starts = [0]
-        for index, char in enumerate(source):
-            if char == "\n":
-                self.line_starts.append(index + 1)
+        self.line_starts = [0] + [newline.end() for newline in re.finditer("\n", source)]
         self.marks: list[tuple[int, str, str, list[tuple[str, str | None]]]] = []
 
     def _mark(self, kind: str, tag: str = "", attrs: list[tuple[str, str | None]] | None = None) -> None:
