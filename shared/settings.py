@@ -87,6 +87,17 @@ class Settings:
     max_document_bytes: int = setting(
         4_194_304, "Largest uploaded document (POST /v1/documents); it is kept with its job until the job expires."
     )
+    max_document_parts: int = setting(
+        50_000,
+        "Most parts (tags, paragraphs, Word runs, table cells, subtitles) a document may have; one with more gets "
+        "422 `document_too_complex` while it is read, so its cost stays bounded.",
+    )
+    docx_unpacked_base_mb: int = setting(
+        32, "A .docx may unpack to this many MiB plus TRANSQ_DOCX_UNPACKED_RATIO times its size; more gets 422."
+    )
+    docx_unpacked_ratio: int = setting(
+        20, "How many times its own size a .docx may unpack to, on top of TRANSQ_DOCX_UNPACKED_BASE_MB."
+    )
     max_texts: int = setting(1000, "Most texts in one job.")
     max_chars: int = setting(100_000, "Most characters in one job, all texts together.")
     max_sentences: int = setting(10_000, "Most sentences in one job after splitting.")

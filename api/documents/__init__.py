@@ -12,14 +12,17 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from api.documents.docx_format import DocxDocument
-from api.documents.errors import DocumentError
+from api.documents.errors import DocumentError, DocumentTooComplex
 from api.documents.html_format import parse_markup
+from api.documents.limits import Budget, DocumentLimits
 from api.documents.markdown_format import MarkdownDocument
 from api.documents.runs import RunPlan, TextRun, TranslatedRun, plan_run, translate_run
 from api.documents.srt_format import SrtDocument
 
 __all__ = [
     "DocumentError",
+    "DocumentTooComplex",
+    "DocumentLimits",
     "FORMATS",
     "TEXT_FORMATS",
     "EXTENSIONS",
@@ -60,7 +63,7 @@ class _Parsed(Protocol):
 class _PlainText:
     """A text file: one run, its layout (paragraphs, blank lines) kept by the sentence splitter."""
 
-    def __init__(self, source: str):
+    def __init__(self, source: str, budget: Budget | None = None):
         run = TextRun(source)
         self.runs = [run] if run.translatable else []
         self.source = source
@@ -69,7 +72,12 @@ class _PlainText:
         return translated[0].text if translated else self.source
 
 
-_PARSERS = {"text": _PlainText, "html": parse_markup, "markdown": MarkdownDocument, "srt": SrtDocument}
+_PARSERS = {
+    "text": _PlainText,
+    "html": lambda text, budget: parse_markup(text, budget=budget),
+    "markdown": MarkdownDocument,
+    "srt": SrtDocument,
+}
 
 
 @dataclass
@@ -94,15 +102,19 @@ class Prepared:
         return self.parsed.render(translated)
 
 
-def prepare(format: str, source: str | bytes, max_sentence_chars: int) -> Prepared:
-    """Parse a document; DocumentError when it is not well-formed."""
+def prepare(
+    format: str, source: str | bytes, max_sentence_chars: int, limits: DocumentLimits | None = None
+) -> Prepared:
+    """Parse a document; DocumentError when it is not well-formed, DocumentTooComplex when it is over
+    `limits` (by default those of the TRANSQ_* settings in the environment)."""
+    limits = limits or DocumentLimits.from_env()
     if format == "docx":
         if not isinstance(source, bytes):
             raise DocumentError("a .docx document is a file: upload it to /v1/documents")
-        parsed: _Parsed = DocxDocument(source)
+        parsed: _Parsed = DocxDocument(source, limits)
     else:
         text = source if isinstance(source, str) else decode_text(source)
-        parsed = _PARSERS[format](text)
+        parsed = _PARSERS[format](text, Budget(limits))
     return Prepared(format, parsed, [plan_run(run, max_sentence_chars) for run in parsed.runs])
 
 

@@ -18,17 +18,18 @@ from docx.text.paragraph import Paragraph
 from docx.text.run import Run
 from lxml import etree
 
+from api.documents.docx_archive import check_archive
 from api.documents.errors import DocumentError
+from api.documents.limits import DocumentLimits
 from api.documents.runs import TextRun, TranslatedRun
 
 # Runs holding only these are text; a run with anything else (a picture, a field) is left alone.
 _TEXT_CHILDREN = {qn(tag) for tag in ("w:rPr", "w:t", "w:tab", "w:br", "w:cr", "w:noBreakHyphen", "w:softHyphen")}
-_MAX_UNPACKED = 100 * 2**20
 
 
 class DocxDocument:
-    def __init__(self, data: bytes):
-        _check_archive(data)
+    def __init__(self, data: bytes, limits: DocumentLimits | None = None):
+        check_archive(data, limits or DocumentLimits())
         try:
             self.document = open_docx(io.BytesIO(data))
         except (PackageNotFoundError, KeyError, ValueError, etree.XMLSyntaxError, zipfile.BadZipFile) as exc:
@@ -40,7 +41,7 @@ class DocxDocument:
             run = TextRun("")
             for word_run in words:
                 opened = run.open()
-                run.text += word_run.text
+                run.add(word_run.text)
                 run.close(opened)
             if run.translatable:
                 self.paragraph_runs.append(words)
@@ -56,16 +57,6 @@ class DocxDocument:
         out = io.BytesIO()
         self.document.save(out)
         return out.getvalue()
-
-
-def _check_archive(data: bytes) -> None:
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            unpacked = sum(info.file_size for info in archive.infolist())
-    except zipfile.BadZipFile:
-        raise DocumentError("not a valid .docx file: it is not a zip archive") from None
-    if unpacked > _MAX_UNPACKED:
-        raise DocumentError(f"the .docx file unpacks to {unpacked} bytes; at most {_MAX_UNPACKED} are read")
 
 
 def _paragraphs(document) -> Iterator[Paragraph]:  # type: ignore[no-untyped-def]
@@ -91,25 +82,30 @@ def _container_paragraphs(container) -> Iterator[Paragraph]:  # type: ignore[no-
 
 
 def _text_runs(paragraph: Paragraph) -> list[Run]:
-    """The paragraph's text-only runs (hyperlinks' runs included), same-format neighbours merged."""
-    runs: list[Run] = []
+    """The paragraph's text-only runs (hyperlinks' runs included), same-format neighbours merged (each
+    merged run's text is set once, so a paragraph of many small runs costs time in proportion to it)."""
+    groups: list[list[Run]] = []
+    current: list[Run] | None = None
+    current_format = b""
     for item in paragraph.iter_inner_content():
         for run in item.runs if not isinstance(item, Run) else [item]:
             if not all(child.tag in _TEXT_CHILDREN for child in run._r):
-                runs.append(None)  # type: ignore[arg-type]  # a boundary: not merged across
+                current = None  # a boundary: not merged across
                 continue
-            previous = runs[-1] if runs else None
-            if previous is not None and previous._r.getparent() is run._r.getparent() and _same_format(previous, run):
-                previous.text = previous.text + run.text
-                run._r.getparent().remove(run._r)
+            run_format = _format(run)
+            if current and current[-1]._r.getparent() is run._r.getparent() and run_format == current_format:
+                current.append(run)
             else:
-                runs.append(run)
-    return [run for run in runs if run is not None]
+                current, current_format = [run], run_format
+                groups.append(current)
+    for group in groups:
+        if len(group) > 1:
+            group[0].text = "".join(run.text for run in group)
+            for run in group[1:]:
+                run._r.getparent().remove(run._r)
+    return [group[0] for group in groups]
 
 
-def _same_format(first: Run, second: Run) -> bool:
-    def properties(run: Run) -> bytes:
-        rpr = run._r.find(qn("w:rPr"))
-        return etree.tostring(rpr) if rpr is not None else b""
-
-    return properties(first) == properties(second)
+def _format(run: Run) -> bytes:
+    rpr = run._r.find(qn("w:rPr"))
+    return etree.tostring(rpr) if rpr is not None else b""

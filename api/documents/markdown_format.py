@@ -15,6 +15,7 @@ import re
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from api.documents.limits import Budget, DocumentLimits
 from api.documents.runs import OPEN, TextRun, TranslatedRun, with_markup
 
 _PARSER = MarkdownIt("commonmark").enable("table").enable("strikethrough")
@@ -28,10 +29,12 @@ def escape(text: str) -> str:
 
 
 class MarkdownDocument:
-    def __init__(self, source: str):
+    def __init__(self, source: str, budget: Budget | None = None):
         self.source = source
         self.regions: list[tuple[int, int]] = []  # source span of each run's inline content
         self.runs: list[TextRun] = []
+        budget = budget or Budget(DocumentLimits())
+        budget.spend(source.count("\n") + source.count("|"))  # lines and table cells, before they are parsed
         line_starts = [0]
         for line in source.splitlines(keepends=True):
             line_starts.append(line_starts[-1] + len(line))
@@ -40,6 +43,7 @@ class MarkdownDocument:
         for token in _PARSER.parse(source):
             if token.type != "inline" or not token.map or not token.children:
                 continue
+            budget.spend(len(token.children))
             span = _locate(token, lines, line_starts, cursors)
             run = _run_of(token.children)
             if span and run.translatable:
@@ -105,12 +109,12 @@ def _run_of(children: list[Token]) -> TextRun:
                 run.point("".join(kept))
                 kept = None
         elif kind in ("text", "text_special"):
-            run.text += child.content
+            run.add(child.content)
         elif kind == "softbreak":
-            run.text += " "
+            run.add(" ")
         elif kind == "hardbreak":
             run.point("\\")
-            run.text += "\n"
+            run.add("\n")
         elif kind == "code_inline":
             fence = child.markup
             pad = " " if child.content[:1] == "`" or child.content[-1:] == "`" else ""

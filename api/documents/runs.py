@@ -33,21 +33,39 @@ class Event:
     pair: int = -1
 
 
-@dataclass
 class TextRun:
-    text: str
-    events: list[Event] = field(default_factory=list)
+    """The text of one block and its markup events. Text is added in pieces (joined once, when read), so
+    a block of many small pieces costs time in proportion to its length."""
+
+    def __init__(self, text: str = "", events: list[Event] | None = None):
+        self._pieces = [text] if text else []
+        self._length = len(text)
+        self._text: str | None = text
+        self.events: list[Event] = events if events is not None else []
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = "".join(self._pieces)
+            self._pieces = [self._text]
+        return self._text
+
+    def add(self, text: str) -> None:
+        if text:
+            self._pieces.append(text)
+            self._length += len(text)
+            self._text = None
 
     def open(self, markup: str = "") -> int:
-        self.events.append(Event(len(self.text), OPEN, markup))
+        self.events.append(Event(self._length, OPEN, markup))
         return len(self.events) - 1
 
     def close(self, opened: int, markup: str = "") -> None:
-        self.events.append(Event(len(self.text), CLOSE, markup, pair=opened))
+        self.events.append(Event(self._length, CLOSE, markup, pair=opened))
         self.events[opened].pair = len(self.events) - 1
 
     def point(self, markup: str) -> None:
-        self.events.append(Event(len(self.text), POINT, markup))
+        self.events.append(Event(self._length, POINT, markup))
 
     @property
     def translatable(self) -> bool:
@@ -81,23 +99,26 @@ def plan_run(run: TextRun, max_sentence_chars: int) -> RunPlan:
         starts.append(position)
         position += len(segment.text)
     sentences = [_Sentence(s, s + len(g.text)) for s, g in zip(starts, segments) if g.translate]
+    sentence_starts = [sentence.start for sentence in sentences]
     spans, texts = [], []
     for index, event in enumerate(run.events):
         if event.kind != OPEN or event.pair < 0:
             continue
         start, end = event.offset, run.events[event.pair].offset
         inner = run.text[start:end].strip()
-        home = _containing(sentences, start, end)
+        home = _containing(sentences, sentence_starts, start, end)
         if home and any(ch.isalnum() for ch in inner) and (start, end) != (home.start, home.end):
             spans.append((index, event.pair))
             texts.append(inner)
     return RunPlan(segments, starts, spans, texts)
 
 
-def _containing(sentences: list[_Sentence], start: int, end: int) -> _Sentence | None:
-    for sentence in sentences:
-        if sentence.start <= start and end <= sentence.end:
-            return sentence
+def _containing(sentences: list[_Sentence], starts: list[int], start: int, end: int) -> _Sentence | None:
+    """The sentence holding [start, end] (sentences do not overlap: the last one starting at or before
+    `start` is the only candidate)."""
+    index = bisect.bisect_right(starts, start) - 1
+    if index >= 0 and end <= sentences[index].end:
+        return sentences[index]
     return None
 
 
@@ -179,10 +200,11 @@ def _map_offset(plan: RunPlan, event: Event, text: str, target_starts: list[int]
 def _nearest_word_edge(text: str, position: int, low: int, high: int) -> int:
     """The closest offset in [low, high] that starts or ends a word (a space's edge); unchanged where
     the translation has no spaces (Chinese)."""
-    spaces = [i for i in range(low, high) if text[i] == " "]
-    if not spaces:
+    before = text.rfind(" ", low, max(low, min(position, high)))  # the last space before `position`
+    after = text.find(" ", min(max(position, low), high), high)  # the first at or after it
+    if before < 0 and after < 0:
         return position
-    edges = [low, high] + spaces + [i + 1 for i in spaces]
+    edges = [low, high] + [edge for space in (before, after) if space >= 0 for edge in (space, space + 1)]
     return min(edges, key=lambda edge: (abs(edge - position), edge))
 
 
@@ -197,12 +219,15 @@ def _locate_spans(
     """Offsets of the spans whose own translation appears in their sentence's translation."""
     found: dict[int, int] = {}
     cursor: dict[int, int] = {}
+    lowered = text.lower()
+    if len(lowered) != len(text):  # a letter whose lower case is longer: offsets must stay those of `text`
+        lowered = text
     for (open_index, close_index), translation in zip(plan.spans, span_translations):
         event = run.events[open_index]
         index = bisect.bisect_right(plan.starts, event.offset) - 1
         low = max(target_starts[index], cursor.get(index, 0))
         high = target_ends[index]
-        at = _find_words(text, translation, low, high) if translation else -1
+        at = _find_words(text, lowered, translation, low, high) if translation else -1
         if at < 0:
             continue
         found[open_index], found[close_index] = at, at + len(translation)
@@ -210,9 +235,10 @@ def _locate_spans(
     return found
 
 
-def _find_words(text: str, words: str, low: int, high: int) -> int:
-    """Where `words` first appear in text[low:high] (any case) as whole words, or -1."""
-    haystack, needle = text.lower(), words.lower()
+def _find_words(text: str, haystack: str, words: str, low: int, high: int) -> int:
+    """Where `words` first appear in text[low:high] (any case: `haystack` is `text` lower-cased) as whole
+    words, or -1."""
+    needle = words.lower()
     at = haystack.find(needle, low, high)
     while at >= 0:
         before = text[at - 1] if at > 0 else " "

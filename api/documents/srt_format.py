@@ -4,17 +4,31 @@ split again in two near the middle), and its `<i>`/`<b>`/`<font>` tags come back
 
 from __future__ import annotations
 
+import re
+
 import srt
 
 from api.documents.errors import DocumentError
 from api.documents.html_format import MarkupDocument, parse_markup
+from api.documents.limits import Budget, DocumentLimits
 from api.documents.runs import TextRun, TranslatedRun
+
+_NEWLINES = re.compile(r"\r\n?")
+
+
+def normalise_newlines(source: str) -> str:
+    """CRLF and a lone CR (old Mac files) read as LF: every cue boundary is a blank line of `\n`s."""
+    return _NEWLINES.sub("\n", source) if "\r" in source else source
 
 
 class SrtDocument:
-    def __init__(self, source: str):
+    def __init__(self, source: str, budget: Budget | None = None):
+        budget = budget or Budget(DocumentLimits())
+        self.subtitles: list[srt.Subtitle] = []
         try:
-            self.subtitles = list(srt.parse(source))
+            for subtitle in srt.parse(normalise_newlines(source)):
+                budget.spend()
+                self.subtitles.append(subtitle)
         except (srt.SRTParseError, ValueError) as exc:
             raise DocumentError(f"not a valid SubRip file: {exc}") from None
         if not self.subtitles:
@@ -24,7 +38,7 @@ class SrtDocument:
         self.runs: list[TextRun] = []
         for subtitle in self.subtitles:
             lines = subtitle.content.split("\n")
-            cue = parse_markup(" ".join(lines), all_inline=True, entities=False)
+            cue = parse_markup(" ".join(lines), all_inline=True, entities=False, budget=budget)
             self.cues.append(cue)
             self.line_counts.append(len(lines))
             self.runs += cue.runs
