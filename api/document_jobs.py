@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from api import services
-from api.documents import DocumentError, Prepared, prepare
+from api.documents import DocumentError, DocumentLimits, DocumentTooComplex, Prepared, prepare
 from api.errors import ApiError
 from shared.error_codes import ErrorCode
 from shared.jobs import SUCCEEDED, Job
@@ -22,6 +22,10 @@ from shared.jobs import SUCCEEDED, Job
 
 class InvalidDocument(ApiError):
     code = ErrorCode.INVALID_DOCUMENT
+
+
+class TooComplexDocument(ApiError):
+    code = ErrorCode.DOCUMENT_TOO_COMPLEX
 
 
 @dataclass(frozen=True)
@@ -40,7 +44,9 @@ def prepare_documents(
     counts = []
     for name, source in zip(names, sources):
         try:
-            prepared = prepare(fmt, source, max_sentence_chars)
+            prepared = prepare(fmt, source, max_sentence_chars, _limits())
+        except DocumentTooComplex as exc:
+            raise TooComplexDocument(f"{name}: {exc}") from None
         except DocumentError as exc:
             raise InvalidDocument(f"{name}: {exc}") from None
         units += prepared.units
@@ -79,10 +85,14 @@ def _render(fmt: str, stored: str, translations: list[str]) -> tuple[str | bytes
     sources = [base64.b64decode(s) for s in record["docx"]] if fmt == "docx" else record["sources"]
     out, position = [], 0
     for source, count in zip(sources, record["units"]):
-        prepared: Prepared = prepare(fmt, source, record["max_sentence_chars"])
+        prepared: Prepared = prepare(fmt, source, record["max_sentence_chars"], _limits())
         out.append(prepared.render(translations[position : position + count]))
         position += count
     return tuple(out)
+
+
+def _limits() -> DocumentLimits:
+    return DocumentLimits.from_settings(services().settings)
 
 
 def public_job(job: Job) -> dict[str, Any]:

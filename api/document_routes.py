@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 from pathlib import PurePosixPath
-from urllib.parse import quote
 
 from flask import Blueprint, Response, request
 from werkzeug.formparser import parse_form_data
@@ -13,7 +12,8 @@ from api import services
 from api.auth import client_id, owner_id
 from api.document_jobs import InvalidDocument, documents_of, prepare_documents, public_job
 from api.documents import EXTENSIONS, FILE_EXTENSIONS, FORMATS, MEDIA_TYPES, DocumentError, decode_text
-from api.errors import Conflict, NotFound, PayloadTooLarge, UnsupportedMediaType, ValidationError
+from api.download_names import content_disposition, download_name
+from api.errors import BadRequest, Conflict, NotFound, PayloadTooLarge, UnsupportedMediaType, ValidationError
 from api.jobs import load_job
 from api.submission import submit
 from api.validation import document_request, parse_languages, read_body
@@ -68,7 +68,10 @@ def _file_of(raw: bytes) -> tuple[dict[str, str], bytes, str | None, str]:
             "CONTENT_LENGTH": str(len(raw)),
             "wsgi.input": io.BytesIO(raw),
         }
-        _, form, files = parse_form_data(environ, silent=False)
+        try:
+            _, form, files = parse_form_data(environ, silent=False)
+        except ValueError as exc:  # no boundary, a truncated or malformed body
+            raise BadRequest(f"the multipart/form-data body cannot be read: {exc}") from None
         upload = files.get("file")
         if upload is None:
             raise ValidationError("the form has no `file` field (the document)")
@@ -107,15 +110,6 @@ def download_document(job_id: str):  # type: ignore[no-untyped-def]
         raise Conflict(f"job {job_id} has {len(documents)} documents: they are in the job's result")
     data = documents[0]
     body = data.encode("utf-8") if isinstance(data, str) else data
-    name = _download_name(job.filename or None, job.id, job.format, job.route)
-    disposition = f"attachment; filename*=UTF-8''{quote(name)}"
-    return Response(body, mimetype=MEDIA_TYPES[job.format], headers={"Content-Disposition": disposition})
-
-
-def _download_name(filename: str | None, job_id: str, fmt: str, route: str) -> str:
-    """report.md -> report.en.md (the target language from the job's route)."""
-    parts = route.split("-")
-    target = parts[1] if len(parts) > 2 else "translated"
-    path = PurePosixPath((filename or job_id).replace("\\", "/"))
-    stem = path.stem if path.suffix else path.name
-    return f"{stem}.{target}{path.suffix or FILE_EXTENSIONS[fmt]}"
+    name = download_name(job.filename or None, job.id, FILE_EXTENSIONS[job.format], job.route)
+    headers = {"Content-Disposition": content_disposition(name)}
+    return Response(body, content_type=MEDIA_TYPES[job.format], headers=headers)  # its charset named once

@@ -10,6 +10,7 @@ from flask import Blueprint, Response, abort, send_from_directory
 from api import services
 from api.documents import FORMATS, MEDIA_TYPES, TEXT_FORMATS
 from api.routing import Pair
+from api.security_headers import page_policy
 from api.validation import NOT_BLANK
 
 bp = Blueprint("openapi", __name__)
@@ -484,15 +485,17 @@ def openapi_json():  # type: ignore[no-untyped-def]
     return spec()
 
 
-_DOCS_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>transq API</title>
+_DOCS_SCRIPT = 'SwaggerUIBundle({url: "/openapi.json", dom_id: "#ui"});'
+_DOCS_PAGE = f"""<!doctype html><html><head><meta charset="utf-8"><title>transq API</title>
 <link rel="stylesheet" href="/docs/static/swagger-ui.css"></head><body><div id="ui"></div>
 <script src="/docs/static/swagger-ui-bundle.js"></script>
-<script>SwaggerUIBundle({url: "/openapi.json", dom_id: "#ui"});</script></body></html>"""
+<script>{_DOCS_SCRIPT}</script></body></html>"""
+_DOCS_POLICY = page_policy((_DOCS_SCRIPT,), inline_styles=True)  # Swagger UI sets inline styles
 
 
 @bp.get("/docs")
 def docs():  # type: ignore[no-untyped-def]
-    return Response(_DOCS_PAGE, mimetype="text/html")
+    return Response(_DOCS_PAGE, mimetype="text/html", headers={"Content-Security-Policy": _DOCS_POLICY})
 
 
 @bp.get("/docs/static/<path:name>")
