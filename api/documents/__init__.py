@@ -8,6 +8,7 @@ document is rebuilt from the stored source and those translations when it is rea
 from __future__ import annotations
 
 import codecs
+import re
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -80,6 +81,11 @@ _PARSERS = {
 }
 
 
+# A translation's own line breaks would end a SubRip cue or start a Markdown block: they become spaces.
+_ONE_LINE_FORMATS = ("markdown", "srt")
+_LINE_BREAKS = re.compile("[ \t]*[\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029]+[ \t]*")
+
+
 @dataclass
 class Prepared:
     """A parsed document and what it sends to be translated."""
@@ -94,6 +100,8 @@ class Prepared:
 
     def render(self, translations: list[str]) -> str | bytes:
         """The document with `translations` (one per unit, in order) in place of its text."""
+        if self.format in _ONE_LINE_FORMATS:
+            translations = [_LINE_BREAKS.sub(" ", translation) for translation in translations]
         it = iter(translations)
         translated = []
         for run, plan in zip(self.parsed.runs, self.plans):

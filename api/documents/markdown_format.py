@@ -16,7 +16,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from api.documents.limits import Budget, DocumentLimits
-from api.documents.runs import OPEN, TextRun, TranslatedRun, with_markup
+from api.documents.runs import OPEN, POINT, TextRun, TranslatedRun, with_markup
 
 _PARSER = MarkdownIt("commonmark").enable("table").enable("strikethrough")
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|&~])")
@@ -26,6 +26,19 @@ _KEPT_OPEN = re.compile(r"<(code|kbd|samp|var)\b[^>]*>", re.IGNORECASE)
 
 def escape(text: str) -> str:
     return _SPECIAL.sub(r"\\\1", text)
+
+
+# What would start another block at the start of a line (the run's first, or one after a hard break):
+# a heading, quote, list item, setext underline or ordered list item. Its marker is escaped and the
+# line's leading blanks (an indented code block) dropped.
+_LINE_START_BLANKS = re.compile(r"(\A|\n)[ \t]+")
+_BLOCK_START = re.compile(r"(\A|\n)(?:([#>+=-])|(\d{1,9})([.)]))")
+
+
+def _escape_block_start(match: re.Match[str]) -> str:
+    if match.group(2):
+        return f"{match.group(1)}\\{match.group(2)}"
+    return f"{match.group(1)}{match.group(3)}\\{match.group(4)}"
 
 
 class MarkdownDocument:
@@ -55,10 +68,9 @@ class MarkdownDocument:
         for (start, end), run, translation in zip(self.regions, self.runs, translated):
             out.append(self.source[position:start])
             widen_empty_spans(translation, run)
-            rendered = with_markup(translation, run, escape)
-            if rendered[:1] in "#>-+=":  # a line that starts so would become another block
-                rendered = "\\" + rendered
-            out.append(rendered)
+            rendered = with_markup(keep_spaces_around_points(translation, run), run, escape)
+            rendered = _LINE_START_BLANKS.sub(r"\1", rendered)
+            out.append(_BLOCK_START.sub(_escape_block_start, rendered))
             position = end
         out.append(self.source[position:])
         return "".join(out)
@@ -140,6 +152,31 @@ def _run_of(children: list[Token]) -> TextRun:
 
 def _attr(token: Token, name: str) -> str:
     return str(token.attrs.get(name) or "")
+
+
+def keep_spaces_around_points(translated: TranslatedRun, run: TextRun) -> TranslatedRun:
+    """Inline code, HTML and images that stood between spaces in the source stand between spaces in the
+    translation too (a translation that closed the gap would glue them to a word)."""
+    text, source = translated.text, run.text
+    pieces: list[str] = []
+    offsets: list[int] = []
+    shift = position = 0
+    last = " "  # the last character written so far (the run's start counts as a space)
+    for event, at in zip(run.events, translated.offsets):
+        if at > position:
+            pieces.append(text[position:at])
+            last, position = text[at - 1], at
+        spaced_before = source[event.offset - 1 : event.offset].isspace()
+        if event.kind == POINT and spaced_before and at and not last.isspace():
+            pieces.append(" ")
+            last, shift = " ", shift + 1
+        offsets.append(at + shift)
+        spaced_after = source[event.offset : event.offset + 1].isspace()
+        if event.kind == POINT and spaced_after and at < len(text) and not text[at].isspace():
+            pieces.append(" ")
+            last, shift = " ", shift + 1
+    pieces.append(text[position:])
+    return TranslatedRun("".join(pieces), offsets, translated.fills)
 
 
 def widen_empty_spans(translated: TranslatedRun, run: TextRun) -> None:

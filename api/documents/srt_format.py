@@ -51,6 +51,8 @@ class SrtDocument:
             text = cue.render(translated[position : position + count])
             position += count
             content = _two_lines(text) if lines > 1 else text
+            # A blank line would end the cue: never one inside it (an empty translation keeps the source's).
+            content = "\n".join(line for line in content.split("\n") if line.strip()) or subtitle.content
             out.append(srt.Subtitle(subtitle.index, subtitle.start, subtitle.end, content, subtitle.proprietary))
         return srt.compose(out, reindex=False, strict=False)
 
