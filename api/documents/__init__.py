@@ -100,8 +100,11 @@ class Prepared:
 
     def render(self, translations: list[str]) -> str | bytes:
         """The document with `translations` (one per unit, in order) in place of its text."""
-        if self.format in _ONE_LINE_FORMATS:
-            translations = [_LINE_BREAKS.sub(" ", translation) for translation in translations]
+        if self.format in _ONE_LINE_FORMATS:  # and a blank one keeps its source (a block would vanish)
+            translations = [
+                _LINE_BREAKS.sub(" ", translation) if translation.strip() else unit
+                for translation, unit in zip(translations, self.units)
+            ]
         it = iter(translations)
         translated = []
         for run, plan in zip(self.parsed.runs, self.plans):

@@ -8,7 +8,7 @@ import re
 
 import srt
 
-from api.documents.errors import DocumentError
+from api.documents.errors import DocumentError, DocumentTooComplex
 from api.documents.html_format import MarkupDocument, parse_markup
 from api.documents.limits import Budget, DocumentLimits
 from api.documents.runs import TextRun, TranslatedRun
@@ -29,6 +29,8 @@ class SrtDocument:
             for subtitle in srt.parse(normalise_newlines(source)):
                 budget.spend()
                 self.subtitles.append(subtitle)
+        except DocumentTooComplex:
+            raise
         except (srt.SRTParseError, ValueError) as exc:
             raise DocumentError(f"not a valid SubRip file: {exc}") from None
         if not self.subtitles:

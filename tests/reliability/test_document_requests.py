@@ -1,0 +1,93 @@
+"""RELIABILITY 67-69 through gunicorn and a real worker: a malformed upload is a clear 4xx (never 500), a
+hostile document is refused with 422 `document_too_complex` while the API keeps answering, and the
+download's headers are bounded and clean; HTML pages carry nosniff, a CSP and frame protection."""
+
+import io
+import re
+import time
+import zipfile
+
+import pytest
+import requests
+
+from bench import hostile_documents as hostile
+
+pytestmark = pytest.mark.slow
+
+
+def post(stack, data: bytes, content_type: str, query: str = "") -> requests.Response:
+    return requests.post(
+        f"{stack.api.url}/v1/documents{query}", data=data, headers={"Content-Type": content_type}, timeout=60
+    )
+
+
+def assert_error(response: requests.Response, status: int, code: str) -> None:
+    assert response.status_code == status, response.text
+    assert response.json()["error"]["code"] == code and response.json()["error"]["message"]
+
+
+def test_67_malformed_uploads_are_4xx(stack):
+    part = b'--xyz\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\n' + "你好。".encode()
+    assert_error(post(stack, part + b"\r\n--xyz--\r\n", "multipart/form-data"), 400, "bad_request")  # no boundary
+    assert_error(post(stack, part, "multipart/form-data; boundary=xyz"), 400, "bad_request")  # truncated
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as out:
+        out.writestr("hello.txt", "你好")
+    response = requests.post(
+        stack.api.url + "/v1/documents", files={"file": ("not-word.docx", archive.getvalue())}, timeout=30
+    )
+    assert_error(response, 422, "invalid_document")
+    assert "word/document.xml" in response.json()["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    "name, data",
+    [
+        ("bomb.docx", hostile.docx_bomb()),
+        ("runs.docx", hostile.docx_runs(200_000)),
+        ("floods.html", hostile.html_stray_closes(1 << 20)),
+        ("table.md", hostile.markdown_table(30_000)),
+    ],
+)
+def test_68_hostile_documents_are_refused_as_too_complex(stack, name, data):
+    before = len(stack.r.keys("transq:job:*"))
+    started = time.monotonic()
+    response = requests.post(stack.api.url + "/v1/documents", files={"file": (name, data)}, timeout=120)
+    assert_error(response, 422, "document_too_complex")
+    assert "TRANSQ_" in response.json()["error"]["message"]  # names the setting that would allow it
+    assert len(stack.r.keys("transq:job:*")) == before
+    assert requests.get(stack.api.url + "/healthz", timeout=10).status_code == 200
+    assert time.monotonic() - started < 60  # liveness only (it used to take minutes or gigabytes)
+
+
+def test_69_download_name_is_bounded_and_clean(stack):
+    name = "\u202egpj.\x00" + "报告" * 5000 + "/../x\u200b.md"
+    response = post(stack, "第一句。".encode(), "text/markdown", "?filename=" + requests.utils.quote(name))
+    assert response.status_code in (200, 202), response.text
+    stack.client.wait(response.json()["id"])
+    download = requests.get(f"{stack.api.url}/v1/jobs/{response.json()['id']}/document", timeout=30)
+    assert download.status_code == 200
+    disposition = download.headers["Content-Disposition"]
+    assert len(disposition) < 1200
+    plain = re.search(r'filename="([^"]*)"', disposition).group(1)  # what curl -OJ saves as
+    assert plain.isascii() and plain.endswith(".md") and "/" not in plain and ".." not in plain
+    encoded = re.search(r"filename\*=UTF-8''(\S+)", disposition).group(1)
+    decoded = requests.utils.unquote(encoded)
+    assert len(decoded) <= 100 and decoded.endswith(".en.md")
+    assert not any(ch in decoded for ch in "\x00\u202e\u200b/\\")
+    assert download.headers["Content-Type"] == "text/markdown; charset=utf-8"  # the charset named once
+
+
+def test_69_html_pages_carry_nosniff_csp_and_frame_protection(stack):
+    for path in ("/", "/docs"):
+        response = requests.get(stack.api.url + path, timeout=10)
+        assert response.status_code == 200
+        assert response.headers["Content-Type"] == "text/html; charset=utf-8"
+        assert response.headers["X-Content-Type-Options"] == "nosniff"
+        assert response.headers["X-Frame-Options"] == "DENY"
+        policy = response.headers["Content-Security-Policy"]
+        assert "frame-ancestors 'none'" in policy and "default-src 'self'" in policy
+        assert "'unsafe-inline'" not in policy.split("script-src")[1].split(";")[0]
+    page = requests.get(stack.api.url + "/", timeout=10).text
+    assert "<script>" not in page and " style=" not in page  # nothing inline that the policy would block
+    assert requests.get(stack.api.url + "/v1/languages", timeout=10).headers["X-Content-Type-Options"] == "nosniff"

@@ -1,0 +1,83 @@
+"""RELIABILITY 64-66: a translation never changes a document's structure, and a SubRip file reads the same
+whatever its newlines. Each renderer gets adversarial stand-in translations (line breaks, blank lines,
+block markers, timing lines, markup) and its output is read back by the format's own parser: the
+structure must be the source's (tests/documents/shapes.py)."""
+
+import itertools
+
+import pytest
+import srt
+
+from api.documents import prepare
+from tests.documents import samples
+from tests.documents.shapes import html_shape, markdown_shape, srt_shape
+
+HOSTILE = [
+    "# A heading\n\n- a list item",
+    "> a quote\n1. an ordered item",
+    "```\nfenced",
+    "| a | b |\n|---|---|",
+    "<div>\nan HTML block",
+    "a paragraph\n===",
+    "    indented code",
+    "- item",
+    "1) first",
+    "+ plus\r\n\r\n- minus",
+    "2\n00:00:05,000 --> 00:00:06,000\nnot a cue",
+    "3",
+    "00:00:07,000 --> 00:00:08,000",
+    "line\u2028separator\u2029paragraph\x0bvertical\x0cfeed\x85next",
+    "\n\n",
+    "",
+    "<script>alert(1)</script>\n\n<p>",
+]
+
+
+def adversarial(units: list[str]) -> list[str]:
+    return [text for text, _ in zip(itertools.cycle(HOSTILE), units)]
+
+
+@pytest.mark.parametrize("shift", range(len(HOSTILE)))
+def test_64_markdown_translations_never_start_a_block(shift):
+    prepared = prepare("markdown", samples.MARKDOWN, 300)
+    translations = (HOSTILE[shift:] + HOSTILE[:shift]) * 4
+    output = prepared.render(translations[: len(prepared.units)])
+    assert markdown_shape(output) == markdown_shape(samples.MARKDOWN), output
+
+
+@pytest.mark.parametrize("shift", range(len(HOSTILE)))
+def test_65_subrip_translations_never_end_a_cue(shift):
+    prepared = prepare("srt", samples.SRT, 300)
+    translations = (HOSTILE[shift:] + HOSTILE[:shift]) * 4
+    output = prepared.render(translations[: len(prepared.units)])
+    assert srt_shape(output) == srt_shape(samples.SRT), output
+    assert all(line.strip() for cue in srt.parse(output) for line in cue.content.split("\n"))
+
+
+@pytest.mark.parametrize("shift", range(len(HOSTILE)))
+def test_64_html_translations_stay_text(shift):
+    prepared = prepare("html", samples.HTML, 300)
+    translations = (HOSTILE[shift:] + HOSTILE[:shift]) * 4
+    output = prepared.render(translations[: len(prepared.units)])
+    assert html_shape(output) == html_shape(samples.HTML), output
+
+
+@pytest.mark.parametrize("newline", ["\r", "\r\n", "mixed"])
+def test_66_subrip_reads_every_newline_convention(newline):
+    lf = samples.SRT
+    if newline == "mixed":
+        lines = lf.split("\n")
+        source = "".join(line + ("\r", "\r\n", "\n")[n % 3] for n, line in enumerate(lines[:-1])) + lines[-1]
+    else:
+        source = lf.replace("\n", newline)
+    reference, prepared = prepare("srt", lf, 300), prepare("srt", source, 300)
+    assert prepared.units == reference.units  # no cue merged into another, no timing line "translated"
+    output = prepared.render(adversarial(prepared.units))
+    assert srt_shape(output) == srt_shape(lf)
+
+
+def test_66_inline_code_keeps_its_spaces_when_the_translation_closes_the_gap():
+    source = "行内代码 `不要翻译` 保持原样。\n"
+    prepared = prepare("markdown", source, 300)
+    assert prepared.render(["行内代码 保持原样。"]) == source
+    assert prepared.render(["Inline code stays as is."]) == "Inline code `不要翻译` stays as is.\n"
