@@ -96,7 +96,7 @@ def docx_with_body(paragraphs: int, paragraph_xml: str) -> bytes:
 def docx_bomb(unpacked: int = 100 * 1000 * 1000) -> bytes:
     """A document.xml of about `unpacked` bytes that deflates to a few hundred KiB."""
     paragraph = "<w:p><w:r><w:t>字</w:t></w:r></w:p>"
-    return docx_with_body(unpacked // len(paragraph), paragraph)
+    return docx_with_body(unpacked // len(paragraph.encode()), paragraph)
 
 
 def docx_runs(runs: int, per_paragraph: int = 1000) -> bytes:
