@@ -255,11 +255,13 @@ def spec() -> dict[str, Any]:
                             f"The file is over TRANSQ_MAX_DOCUMENT_BYTES ({settings.max_document_bytes}) "
                             "(`payload_too_large`)."
                         ),
+                        "400": _error("A multipart body without a boundary, or cut short (`bad_request`)."),
                         "415": _error("A file type transq does not read (`unsupported_media_type`)."),
                         "422": _error(
                             "A malformed file (`invalid_document`: not UTF-8 text, a broken .docx, a SubRip file "
-                            "without timings), nothing to translate or too much (`validation_error`), or as for "
-                            "POST /v1/jobs."
+                            "without timings, a zip without word/document.xml), one over TRANSQ_MAX_DOCUMENT_PARTS or "
+                            "a .docx over its unpacked-size limit (`document_too_complex`), nothing to translate or "
+                            "too much (`validation_error`), or as for POST /v1/jobs."
                         ),
                     },
                 }

@@ -53,7 +53,9 @@ def parse_bounded(fmt: str, data: bytes, tmp_path) -> dict:
         timeout=CPU_SECONDS * 10,
         check=False,
     )
-    assert done.returncode == 0, f"the parser ran past {CPU_SECONDS} s of CPU or {MEMORY >> 20} MiB: {done.stderr[-500:]}"
+    assert done.returncode == 0, (
+        f"the parser ran past {CPU_SECONDS} s of CPU or {MEMORY >> 20} MiB: {done.stderr[-500:]}"
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
