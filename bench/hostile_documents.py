@@ -47,7 +47,8 @@ def markdown_table(rows: int) -> bytes:
 
 
 def markdown_benign(size: int) -> bytes:
-    return _fill("# 标题\n\n", "这是*一个*普通的[句子](https://example.com)。\n\n", "", size)
+    paragraph = "这是一个普通的段落，里面有*强调*的文字和[一个链接](https://example.com)，还有一些其他的内容。\n\n"
+    return _fill("# 标题\n\n", paragraph, "", size)
 
 
 def srt_cues(size: int) -> bytes:

@@ -20,6 +20,7 @@ from api.documents.runs import OPEN, POINT, TextRun, TranslatedRun, with_markup
 
 _PARSER = MarkdownIt("commonmark").enable("table").enable("strikethrough")
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|&~])")
+_PLAIN = ("text", "softbreak")
 _MARKERS = {"em": "*", "strong": "**", "s": "~~"}
 _KEPT_OPEN = re.compile(r"<(code|kbd|samp|var)\b[^>]*>", re.IGNORECASE)
 
@@ -56,7 +57,7 @@ class MarkdownDocument:
         for token in _PARSER.parse(source):
             if token.type != "inline" or not token.map or not token.children:
                 continue
-            budget.spend(len(token.children))
+            budget.spend(sum(child.type not in _PLAIN for child in token.children))  # its inline markup
             span = _locate(token, lines, line_starts, cursors)
             run = _run_of(token.children)
             if span and run.translatable:
