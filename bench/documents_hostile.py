@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import resource
 import subprocess
 import sys
@@ -73,6 +74,12 @@ def run_case(case: Case, folder: Path, cpu_limit: int, memory_mb: int) -> dict:
     return {"cpu": float("nan"), "rss": float(memory_mb), "result": f"failed: {why} (limit {memory_mb} MiB)"}
 
 
+def _short(result: str) -> str:
+    """A refusal as the setting it names (the whole message is on stderr)."""
+    setting = re.search(r"TRANSQ_[A-Z_]+(?:=\d+)?", result)
+    return f"refused: over {setting.group()}" if result.startswith("refused") and setting else result[:70]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--mib", type=float, default=1.0, help="size of the HTML, Markdown and SubRip cases")
@@ -90,7 +97,7 @@ def main() -> None:
             baseline = measured.get(case.benign, got)
             ratio = got["cpu"] / baseline["cpu"] if baseline["cpu"] > 0 else float("nan")
             size = f"{len(case.data) / 1024:.0f} KiB"
-            rows.append([case.name, size, got["cpu"], ratio, got["rss"], got["result"][:70]])
+            rows.append([case.name, size, got["cpu"], ratio, got["rss"], _short(got["result"])])
             print(f"{case.name}: {got}", file=sys.stderr, flush=True)
     print(f"\n{machine()}\n")
     headers = ["case", "input", "CPU s", "÷ benign CPU", "peak RSS delta MiB", "result"]

@@ -126,6 +126,7 @@ def cases(size: int = MIB) -> list[Case]:
     return [
         Case("html: benign", "html", html_benign(size)),
         Case("html: inline opens + stray closes", "html", html_stray_closes(size), "html: benign"),
+        Case("html: 24k opens + stray closes (under the limit)", "html", html_stray_closes(168_000), "html: benign"),
         Case("html: unclosed <!--", "html", html_unclosed("<!--", size), "html: benign"),
         Case("html: unclosed <!", "html", html_unclosed("<!", size), "html: benign"),
         Case("html: unclosed <a", "html", html_unclosed("<a ", size), "html: benign"),
@@ -138,4 +139,5 @@ def cases(size: int = MIB) -> list[Case]:
         Case("docx: benign", "docx", docx_benign(1500)),
         Case("docx: 100 MB document.xml", "docx", bomb, "docx: benign"),
         Case("docx: 200k runs", "docx", docx_runs(200_000), "docx: benign"),
+        Case("docx: 45k runs (under the limit)", "docx", docx_runs(45_000, per_paragraph=100), "docx: benign"),
     ]
