@@ -103,3 +103,24 @@ def test_the_document_of_a_job_not_yet_done_or_without_one(client):
     response = client.get(f"/v1/jobs/{plain['id']}/document")
     assert response.status_code == 404 and response.json["error"]["code"] == "not_found"
     assert client.get("/v1/jobs/" + "0" * 32 + "/document").status_code == 404
+
+
+def test_malformed_multipart_bodies_and_complex_documents_are_4xx(client):
+    part = b'--xyz\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\n' + "你好。".encode()
+    for content_type, body in [
+        ("multipart/form-data", part + b"\r\n--xyz--\r\n"),
+        ("multipart/form-data; boundary=xyz", part),
+    ]:
+        response = client.post("/v1/documents", data=body, headers={"Content-Type": content_type})
+        assert response.status_code == 400 and response.json["error"]["code"] == "bad_request", response.json
+    floods = "<p>" + "<b>字</i>" * 60_000 + "</p>"
+    response = client.post("/v1/jobs", json={"text": floods, "format": "html"})
+    assert response.status_code == 422 and response.json["error"]["code"] == "document_too_complex", response.json
+
+
+def test_html_responses_carry_nosniff_csp_and_frame_protection(client):
+    for path in ("/", "/docs"):
+        response = client.get(path)
+        assert response.headers["Content-Type"] == "text/html; charset=utf-8"
+        assert response.headers["X-Content-Type-Options"] == "nosniff" and response.headers["X-Frame-Options"] == "DENY"
+        assert "frame-ancestors 'none'" in response.headers["Content-Security-Policy"]
