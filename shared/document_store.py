@@ -14,7 +14,7 @@ from shared.keys import Keys
 from shared.redis_client import broker_redis
 from shared.settings import Settings
 
-_LEVEL = 6  # zlib's default: a few MB compress in tens of milliseconds
+_LEVEL = 1  # fast (the API compresses an upload on its request path): a few MB in tens of milliseconds
 
 
 def compress(data: bytes) -> bytes:
