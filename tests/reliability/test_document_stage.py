@@ -57,8 +57,8 @@ def test_the_api_answers_while_heavy_documents_are_parsed(make_stack):
     heavy = nested_inline_tags(8000)
     accepted: list[requests.Response] = []
     senders = [
-        threading.Thread(target=lambda: accepted.append(upload(url, f"heavy{i}.html", heavy, timeout=120)))
-        for i in range(2)
+        threading.Thread(target=lambda name=name: accepted.append(upload(url, name, heavy, timeout=120)))
+        for name in ("heavy1.html", "heavy2.html")
     ]
     for sender in senders:
         sender.start()
