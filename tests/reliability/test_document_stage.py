@@ -86,10 +86,15 @@ def test_the_api_answers_while_heavy_documents_are_parsed(make_stack):
         assert wait_job(url, response.json()["id"], timeout=300)["status"] == "succeeded"
 
 
-def test_a_document_over_the_stages_limits_fails_and_the_stage_keeps_working(make_stack):
-    """A 4 MB Markdown file of tiny paragraphs needs far more than 3 s or 200 MiB to parse: its job fails
+@pytest.mark.parametrize(
+    "limits",
+    [dict(document_time_limit=3, document_memory_mb=4096), dict(document_time_limit=300, document_memory_mb=150)],
+    ids=["time", "memory"],
+)
+def test_a_document_over_the_stages_limits_fails_and_the_stage_keeps_working(make_stack, limits):
+    """A 4 MB Markdown file of tiny paragraphs needs far more than 3 s, or 150 MiB, to parse: its job fails
     `document_too_complex` (a 4xx code) while the API answers; the next document is translated."""
-    s = make_stack(document_time_limit=3, document_memory_mb=200)
+    s = make_stack(**limits)
     url = s.api.url
     response = upload(url, "huge.md", many_paragraphs(4_000_000))
     assert response.status_code == 202, response.text
