@@ -1,21 +1,20 @@
-"""Jobs that translate documents: what such a job stores, and its result rebuilt when it is read.
+"""Jobs that translate documents: what the API stores of an upload, and the translated documents read back.
 
-The job's texts are the document's units (its sentences and inline spans, see api.documents); the job
-record keeps the source itself, so the translated document is rebuilt from the source and the units'
-translations whenever it is read (kept for a while in this process: a finished job never changes).
+The API never parses or renders a document: it stores the source compressed (shared.document_store) and
+the document stage (api.document_stage, its own memory- and time-limited process) parses it into the
+job's texts (the document's units) and, once they are translated, renders and stores the translated
+documents, which the API only reads.
 """
 
 from __future__ import annotations
 
-import base64
-import json
-from collections import OrderedDict
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
 from api import services
-from api.documents import DocumentError, DocumentLimits, DocumentTooComplex, Prepared, prepare
-from api.errors import ApiError
+from api.errors import ApiError, NotFound
+from shared.document_store import pack_documents, unpack_documents
 from shared.error_codes import ErrorCode
 from shared.jobs import SUCCEEDED, Job
 
@@ -24,75 +23,35 @@ class InvalidDocument(ApiError):
     code = ErrorCode.INVALID_DOCUMENT
 
 
-class TooComplexDocument(ApiError):
-    code = ErrorCode.DOCUMENT_TOO_COMPLEX
-
-
 @dataclass(frozen=True)
-class DocumentSources:
-    """The documents of one job, parsed, and what the job record keeps of them."""
+class DocumentUpload:
+    """The documents of one job as stored: their layout (JSON, in the job record) and their sources
+    (compressed, in a key of their own)."""
 
-    units: list[str]
-    stored: str  # JSON: format, file name, sources, the sentence length they were split with
-    filename: str = ""
+    layout: dict[str, Any]
+    packed: bytes
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(self.packed).hexdigest()
 
 
-def prepare_documents(
-    sources: list[str] | list[bytes], fmt: str, names: list[str], max_sentence_chars: int, filename: str | None = None
-) -> DocumentSources:
-    units: list[str] = []
-    counts = []
-    for name, source in zip(names, sources):
-        try:
-            prepared = prepare(fmt, source, max_sentence_chars, _limits())
-        except DocumentTooComplex as exc:
-            raise TooComplexDocument(f"{name}: {exc}") from None
-        except DocumentError as exc:
-            raise InvalidDocument(f"{name}: {exc}") from None
-        units += prepared.units
-        counts.append(len(prepared.units))
-    record: dict[str, Any] = {
-        "format": fmt,
-        "filename": filename,
-        "max_sentence_chars": max_sentence_chars,
-        "units": counts,
-    }
-    if fmt == "docx":
-        record["docx"] = [base64.b64encode(source).decode() for source in sources]  # type: ignore[arg-type]
-    else:
-        record["sources"] = sources
-    return DocumentSources(units, json.dumps(record, ensure_ascii=False), filename or "")
+def document_upload(
+    sources: list[str] | list[bytes], fmt: str, max_sentence_chars: int, filename: str | None = None
+) -> DocumentUpload:
+    if fmt == "docx" and not all(isinstance(s, bytes) and s.startswith(b"PK") for s in sources):
+        raise InvalidDocument(f"{filename or 'the document'}: a .docx file is a zip archive; this is not one")
+    layout = {"format": fmt, "filename": filename, "max_sentence_chars": max_sentence_chars, "count": len(sources)}
+    return DocumentUpload(layout, pack_documents(sources))
 
 
 def documents_of(job: Job) -> list[str | bytes]:
-    """The translated documents of a succeeded document job, one per source (rebuilt from the stored source;
-    the last few are kept: a finished job never changes)."""
-    key = (job.id, job.finished_at or "")
-    if key not in _RENDERED:
-        _RENDERED[key] = _render(job.format, services().store.document(job.id), job.result or [])
-        while len(_RENDERED) > _RENDERED_KEPT:
-            _RENDERED.popitem(last=False)
-    _RENDERED.move_to_end(key)
-    return list(_RENDERED[key])
-
-
-_RENDERED: OrderedDict[tuple[str, str], tuple[str | bytes, ...]] = OrderedDict()
-_RENDERED_KEPT = 4  # documents of up to TRANSQ_MAX_DOCUMENT_BYTES each: a few are enough
-
-
-def _render(fmt: str, stored: str, translations: list[str]) -> tuple[str | bytes, ...]:
-    record = json.loads(stored)
-    sources = [base64.b64decode(s) for s in record["docx"]] if fmt == "docx" else record["sources"]
-    out, position = [], 0
-    for source, count in zip(sources, record["units"]):
-        prepared: Prepared = prepare(fmt, source, record["max_sentence_chars"], _limits())
-        out.append(prepared.render(translations[position : position + count]))
-        position += count
-    return tuple(out)
-
-
-def _limits() -> DocumentLimits:
-    return DocumentLimits.from_settings(services().settings)
+    """The translated documents of a succeeded document job, one per source, as the document stage stored
+    them (404 once they have expired)."""
+    packed = services().documents.output(job.id)
+    if packed is None:
+        raise NotFound(f"the translated documents of job {job.id} have expired (TRANSQ_DOCUMENT_TTL)")
+    return unpack_documents(packed, job.format, services().settings.max_document_bytes * 64)
 
 
 def public_job(job: Job) -> dict[str, Any]:
@@ -104,6 +63,9 @@ def public_job(job: Job) -> dict[str, Any]:
     if job.status == SUCCEEDED:
         result: dict[str, Any] = {"document_url": f"/v1/jobs/{job.id}/document"}
         if job.format != "docx":
-            result["translations"] = documents_of(job)
+            try:
+                result["translations"] = documents_of(job)
+            except NotFound:
+                result["translations"] = []
         body["result"] = result
     return body

@@ -10,7 +10,7 @@ from werkzeug.formparser import parse_form_data
 
 from api import services
 from api.auth import client_id, owner_id
-from api.document_jobs import InvalidDocument, documents_of, prepare_documents, public_job
+from api.document_jobs import InvalidDocument, document_upload, documents_of, public_job
 from api.documents import EXTENSIONS, FILE_EXTENSIONS, FORMATS, MEDIA_TYPES, DocumentError, decode_text
 from api.download_names import content_disposition, download_name
 from api.errors import BadRequest, Conflict, NotFound, PayloadTooLarge, UnsupportedMediaType, ValidationError
@@ -36,7 +36,8 @@ _SUPPORTED = ", ".join(sorted(EXTENSIONS))
 @bp.post("/v1/documents")
 def upload_document():  # type: ignore[no-untyped-def]
     """A document file, as the `file` field of a multipart form or as the body itself (its type from the
-    file name's extension, the `format` field or the Content-Type): 202 with its job."""
+    file name's extension, the `format` field or the Content-Type): 202 with its job, `parsing` (the
+    document stage parses it, off the request path)."""
     settings = services().settings
     limit = settings.max_document_bytes
     request.max_content_length = limit + 65536  # the form's own fields come on top of the file
@@ -51,8 +52,8 @@ def upload_document():  # type: ignore[no-untyped-def]
         source: str | bytes = data if fmt == "docx" else decode_text(data)
     except DocumentError as exc:
         raise InvalidDocument(f"{filename or 'the document'}: {exc}") from None
-    sources = prepare_documents([source], fmt, [filename or "the document"], settings.max_sentence_chars, filename)  # type: ignore[list-item]
-    translation = document_request(sources, fmt, parse_languages(fields), settings)
+    upload = document_upload([source], fmt, settings.max_sentence_chars, filename)  # type: ignore[list-item]
+    translation = document_request(upload, fmt, parse_languages(fields), filename or "")
     job, _ = submit(services(), translation, request.headers.get("Idempotency-Key"), client_id(), owner_id())
     if job.finished:
         return public_job(job), 200

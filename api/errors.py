@@ -70,6 +70,10 @@ class RateLimited(ApiError):
     code = ErrorCode.RATE_LIMITED
 
 
+class StorageQuotaExceeded(ApiError):
+    code = ErrorCode.STORAGE_QUOTA_EXCEEDED
+
+
 class Overloaded(ApiError):
     code = ErrorCode.OVERLOADED
 

@@ -12,6 +12,7 @@ from api.documents import FORMATS, MEDIA_TYPES, TEXT_FORMATS
 from api.routing import Pair
 from api.security_headers import page_policy
 from api.validation import NOT_BLANK
+from shared.jobs import STATUSES
 
 bp = Blueprint("openapi", __name__)
 
@@ -42,7 +43,10 @@ _ERRORS = {
         "text that is not a well-formed document of its `format` (`invalid_document`)."
     ),
     "429": _error(
-        "Rate limit exceeded, or too many failed API key checks from this address (`rate_limited`).",
+        "Rate limit exceeded, or too many failed API key checks from this address (`rate_limited`); or the "
+        "client (API key, or address) holds TRANSQ_CLIENT_STORAGE_BYTES in the broker already "
+        "(`storage_quota_exceeded`: its job records and documents are freed as they expire; Retry-After says "
+        "when the first goes).",
         retry_after=True,
     ),
     "503": _error("Queue over its limit (`overloaded`) or Redis down/full (`unavailable`).", retry_after=True),
@@ -141,7 +145,13 @@ def spec() -> dict[str, Any]:
                     "required": ["id", "status", "created_at", "progress", "cached_sentences", "model"],
                     "properties": {
                         "id": {"type": "string"},
-                        "status": {"type": "string", "enum": ["queued", "running", "succeeded", "failed", "cancelled"]},
+                        "status": {
+                            "type": "string",
+                            "enum": list(STATUSES),
+                            "description": "A job goes queued -> running -> succeeded (or failed, cancelled); a "
+                            "document job goes parsing (the document stage reads it) -> queued -> running -> "
+                            "rendering (the document stage writes the translated document) -> succeeded.",
+                        },
                         "created_at": {"type": "string"},
                         "started_at": {"type": "string", "nullable": True},
                         "finished_at": {"type": "string", "nullable": True},
@@ -191,6 +201,10 @@ def spec() -> dict[str, Any]:
                             "type": "object",
                             "required": ["code", "message"],
                             "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+                            "description": "A failed job's reason: e.g. `invalid_document` (a malformed document), "
+                            "`document_too_complex` (its parsing or rendering needed more than "
+                            "TRANSQ_DOCUMENT_TIME_LIMIT or TRANSQ_DOCUMENT_MEMORY_MB), `validation_error` (too many "
+                            "characters or sentences), `timeout`, `worker_lost`.",
                         },
                     },
                 },
@@ -206,8 +220,12 @@ def spec() -> dict[str, Any]:
                     ],
                     "requestBody": json_body({"$ref": "#/components/schemas/SubmitRequest"}),
                     "responses": {
-                        "200": _job("Every sentence was cached: the finished job."),
-                        "202": _job("Queued.", location=True),
+                        "200": _job("The Idempotency-Key names a job already finished: that job."),
+                        "202": _job(
+                            "Accepted at once: the job is `parsing` (the document stage parses it off the request "
+                            "path, then queues it; a malformed or too complex document fails the job).",
+                            location=True,
+                        ),
                         **errors_for_submit,
                     },
                 }
@@ -248,8 +266,12 @@ def spec() -> dict[str, Any]:
                         },
                     },
                     "responses": {
-                        "200": _job("Every sentence was cached: the finished job."),
-                        "202": _job("Queued.", location=True),
+                        "200": _job("The Idempotency-Key names a job already finished: that job."),
+                        "202": _job(
+                            "Accepted at once: the job is `parsing` (the document stage parses it off the request "
+                            "path, then queues it; a malformed or too complex document fails the job).",
+                            location=True,
+                        ),
                         **errors_for_submit,
                         "413": _error(
                             f"The file is over TRANSQ_MAX_DOCUMENT_BYTES ({settings.max_document_bytes}) "
@@ -258,10 +280,11 @@ def spec() -> dict[str, Any]:
                         "400": _error("A multipart body without a boundary, or cut short (`bad_request`)."),
                         "415": _error("A file type transq does not read (`unsupported_media_type`)."),
                         "422": _error(
-                            "A malformed file (`invalid_document`: not UTF-8 text, a broken .docx, a SubRip file "
-                            "without timings, a zip without word/document.xml), one over TRANSQ_MAX_DOCUMENT_PARTS or "
-                            "a .docx over its unpacked-size limit (`document_too_complex`), nothing to translate or "
-                            "too much (`validation_error`), or as for POST /v1/jobs."
+                            "A file that is not UTF-8/UTF-16 text, or a .docx that is not a zip (`invalid_document`), "
+                            "an empty one (`validation_error`), or as for POST /v1/jobs. What only parsing finds (a "
+                            "broken .docx, a SubRip file without timings, a zip without word/document.xml: "
+                            "`invalid_document`; one over TRANSQ_MAX_DOCUMENT_PARTS or a .docx over its unpacked-size "
+                            "limit: `document_too_complex`; too much text) fails the job instead."
                         ),
                     },
                 }

@@ -7,6 +7,7 @@ from celery import Celery
 from api.routing import RouteTable
 from shared.cache import SentenceCache
 from shared.celery_factory import make_celery
+from shared.document_store import DocumentStore
 from shared.jobs import JobStore
 from shared.keys import Keys
 from shared.redis_client import broker_redis, cache_redis
@@ -24,6 +25,7 @@ class Services:
         self.keys = Keys(settings.key_prefix)
         self.redis = broker_redis(settings)
         self.store = JobStore(self.redis, self.keys, settings.job_ttl, settings.result_ttl)
+        self.documents = DocumentStore(settings, self.keys)
         self.cache = SentenceCache(cache_redis(settings), self.keys, settings.cache_ttl)
         self.registry = WorkerRegistry(self.redis, self.keys, ttl_seconds=settings.heartbeat_seconds * 3)
         self.stats = Stats(self.redis, self.keys)

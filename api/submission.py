@@ -9,12 +9,12 @@ import time
 import redis
 from kombu.exceptions import KombuError, OperationalError
 
-from api.errors import IdempotencyMismatch, Overloaded, Unavailable
+from api.errors import IdempotencyMismatch, Overloaded, StorageQuotaExceeded, Unavailable
 from api.services import Services
 from api.validation import TranslationRequest
 from shared.cache import normalise
-from shared.celery_factory import TRANSLATE_TASK
-from shared.jobs import QUEUED, SUCCEEDED, Created, Idempotency, Job, new_job_id, utc_now
+from shared.celery_factory import DOCUMENT_TASK, TRANSLATE_TASK
+from shared.jobs import PARSING, QUEUED, SUCCEEDED, Created, Idempotency, Job, Usage, new_job_id, utc_now
 from shared.routes import Route
 from shared.splitter import join_translations
 
@@ -39,7 +39,8 @@ def submit(
     if idempotency_key:
         scoped = hashlib.sha256(f"{client}\0{idempotency_key}".encode()).hexdigest()
         idempotency = Idempotency(services.keys.idempotency(scoped), digest, settings.idempotency_ttl)
-    job, created = _create(services, new_job_id(), request, route, idempotency, owner)
+    usage = Usage(services.keys.usage(client), settings.client_storage_bytes) if settings.client_storage_bytes else None
+    job, created = _create(services, new_job_id(), request, route, idempotency, owner, usage)
     if created.outcome == "exists":
         if created.request_digest != digest:
             raise IdempotencyMismatch("this Idempotency-Key was already used with a different request body")
@@ -49,7 +50,15 @@ def submit(
         return existing, False
     if created.outcome == "overloaded":
         raise Overloaded(f"the queue holds {settings.max_queue} or more jobs; try again later", retry_after=5)
-    if job.status == QUEUED:
+    if created.outcome == "over_quota":
+        raise StorageQuotaExceeded(
+            f"this client holds {created.held_bytes} bytes in the broker, and this job would take it over its "
+            f"limit of {settings.client_storage_bytes} (TRANSQ_CLIENT_STORAGE_BYTES). What it holds is freed as "
+            f"it expires, the first of it in {created.retry_after}s: documents after TRANSQ_DOCUMENT_TTL "
+            f"({settings.document_ttl}s), finished jobs after TRANSQ_RESULT_TTL ({settings.result_ttl}s)",
+            retry_after=min(created.retry_after, 3600),
+        )
+    if job.status in (QUEUED, PARSING):
         _enqueue(services, job, idempotency)
     return job, True
 
@@ -61,16 +70,18 @@ def _create(
     route: Route,
     idempotency: Idempotency | None,
     owner: str,
+    usage: Usage | None,
 ) -> tuple[Job, Created]:
-    """The job record, finished at once when every sentence is cached, stored in one atomic call."""
+    """The job record, finished at once when every sentence is cached, stored in one atomic call. A document
+    job is stored `parsing`, with its source: the document stage parses it and queues it."""
     settings = services.settings
-    namespace = services.routes.cache_namespace(route)
+    namespace = services.routes.cache_namespace(route) if not request.document else None
     found = services.cache.get_many(namespace, [normalise(s) for s in request.sentences]) if namespace else []
     hits = sum(t is not None for t in found)
     now = utc_now()
     job = Job(
         id=job_id,
-        status=QUEUED,
+        status=PARSING if request.document else QUEUED,
         texts=request.texts,
         model=route.model,
         created_at=now,
@@ -85,14 +96,22 @@ def _create(
         filename=request.filename,
         has_document=bool(request.document),
     )
-    if hits == len(request.sentences):
+    if hits == len(request.sentences) and not request.document:
         job.status, job.started_at, job.finished_at = SUCCEEDED, now, now
         translations = iter(found)
         job.result = [
             join_translations(segs, [next(translations) for s in segs if s.translate])  # type: ignore[misc]
             for segs in request.segments
         ]
-    created = services.store.create(job, idempotency=idempotency, max_queue=settings.max_queue)
+        job.texts = []  # a finished job's texts are not kept: its result is what it is read for
+    created = services.store.create(
+        job,
+        idempotency=idempotency,
+        max_queue=settings.max_queue,
+        usage=usage,
+        document_source=request.source,
+        document_ttl=settings.document_ttl,
+    )
     if created.outcome == "created":
         services.stats.add(_counters(hits, len(request.sentences) - hits, fast=job.status == SUCCEEDED))
     return job, created
@@ -100,11 +119,12 @@ def _create(
 
 def _enqueue(services: Services, job: Job, idempotency: Idempotency | None) -> None:
     """Send the job's message; when that fails, remove the job (and its idempotency key) again."""
+    document = job.status == PARSING
     try:
         services.celery.send_task(
-            TRANSLATE_TASK,
+            DOCUMENT_TASK if document else TRANSLATE_TASK,
             args=[job.id],
-            queue=services.keys.queue(job.route),
+            queue=services.keys.documents_queue if document else services.keys.queue(job.route),
             retry=True,
             retry_policy=_PUBLISH_RETRY,
         )
@@ -113,8 +133,9 @@ def _enqueue(services: Services, job: Job, idempotency: Idempotency | None) -> N
         _forget_job(services, job, idempotency)
         raise Unavailable("the queue is unavailable; the job was not accepted", retry_after=5) from None
     log.info(
-        "job %s queued (%d sentences, %d cached)",
+        "job %s queued%s (%d sentences, %d cached)",
         job.id,
+        " for the document stage" if document else "",
         job.sentences_total,
         job.cached_sentences,
         extra={"job_id": job.id},

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -12,7 +13,7 @@ from typing import Any
 from flask import Request
 from werkzeug.exceptions import HTTPException
 
-from api.document_jobs import DocumentSources, prepare_documents
+from api.document_jobs import DocumentUpload, document_upload
 from api.documents import TEXT_FORMATS
 from api.errors import BadRequest, InvalidJson, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, ValidationError
 from shared.settings import Settings
@@ -29,8 +30,9 @@ class TranslationRequest:
     source_lang: str | None = None  # None: not given (any served pair that fits the other field)
     target_lang: str | None = None
     format: str = "text"
-    document: str = ""  # a document job's stored sources (api.document_jobs); `texts` are then its units
+    document: str = ""  # a document job's layout (JSON, api.document_jobs); its texts come from the stage
     filename: str = ""  # an uploaded document's file name
+    source: bytes = b""  # a document job's sources, compressed (parsed by the document stage, not here)
 
     def digest(self, pair: str) -> str:
         """What the request asks for, normalised (`text` and a one-item `texts` are the same request, and so
@@ -139,14 +141,9 @@ def parse_translation_request(
     fmt = body.get("format", "text")
     if fmt not in TEXT_FORMATS:
         raise ValidationError(f"format must be one of {', '.join(TEXT_FORMATS)} (a .docx file goes to /v1/documents)")
-    document = ""
-    if fmt != "text":
-        sources = prepare_documents(texts, fmt, names, settings.max_sentence_chars)
-        texts, document = sources.units, sources.stored
-        total = sum(len(unit) for unit in texts)
-    if total > settings.max_chars:
-        raise ValidationError(f"the texts have {total} characters; at most {settings.max_chars} are allowed")
     languages = parse_languages(body)
+    if fmt == "text" and total > settings.max_chars:
+        raise ValidationError(f"the texts have {total} characters; at most {settings.max_chars} are allowed")
     timeout = None
     if allow_timeout and body.get("timeout") is not None:
         timeout = body["timeout"]
@@ -156,6 +153,11 @@ def parse_translation_request(
             or not 0 <= timeout <= settings.wait_timeout
         ):
             raise ValidationError(f"timeout must be a number of seconds from 0 to {settings.wait_timeout:g}")
+    if fmt != "text":  # parsed off the request path, by the document stage
+        upload = document_upload(texts, fmt, settings.max_sentence_chars)
+        return dataclasses.replace(
+            document_request(upload, fmt, languages), timeout=float(timeout) if timeout is not None else None
+        )
     segments, flat = _split(texts, settings, "the texts have")
     return TranslationRequest(
         texts,
@@ -165,8 +167,6 @@ def parse_translation_request(
         float(timeout) if timeout is not None else None,
         languages["source_lang"],
         languages["target_lang"],
-        fmt,
-        document,
     )
 
 
@@ -182,25 +182,23 @@ def parse_languages(body: Any) -> dict[str, str | None]:
 
 
 def document_request(
-    sources: DocumentSources, fmt: str, languages: dict[str, str | None], settings: Settings
+    upload: DocumentUpload, fmt: str, languages: dict[str, str | None], filename: str = ""
 ) -> TranslationRequest:
-    """An uploaded document's request: its units are its texts."""
-    units = sources.units
-    total = sum(len(unit) for unit in units)
-    if total > settings.max_chars:
-        raise ValidationError(f"the document has {total} characters of text; at most {settings.max_chars} are allowed")
-    segments, flat = _split(units, settings, "the document has")
+    """A document job's request: its texts (the documents' units) come from the document stage, which
+    checks TRANSQ_MAX_CHARS and TRANSQ_MAX_SENTENCES on them."""
+    layout = json.dumps({**upload.layout, "sha256": upload.digest}, ensure_ascii=False)
     return TranslationRequest(
-        units,
-        segments,
-        flat,
+        [],
+        [],
+        [],
         False,
         None,
         languages["source_lang"],
         languages["target_lang"],
         fmt,
-        sources.stored,
-        sources.filename,
+        layout,
+        filename,
+        upload.packed,
     )
 
 

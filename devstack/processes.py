@@ -149,6 +149,34 @@ class WorkerProcess:
         self.process.wait(timeout=10)
 
 
+class DocumentStageProcess(WorkerProcess):
+    """`celery -A api.document_stage worker --concurrency 1`: parses and renders documents (no model)."""
+
+    def _command(self) -> list[str]:
+        return [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "api.document_stage",
+            "worker",
+            "--concurrency",
+            "1",
+            "--loglevel",
+            "INFO",
+            "-n",
+            f"{self.name}@%h",
+            "--without-gossip",
+            "--without-mingle",
+        ]
+
+    def is_ready(self) -> bool:
+        """Whether its pool process has started (and, with a log, set its limits)."""
+        if not self.child_pids():
+            return False
+        return self.log_path is None or "document stage process" in self.log_tail(100_000)
+
+
 class ApiProcess:
     """`gunicorn "api:create_app()"` on a free loopback port."""
 

@@ -12,16 +12,18 @@ from typing import Any, Iterable
 import redis
 
 from shared.error_codes import ErrorCode
-from shared.job_scripts import CLAIM, CREATE, PARK, PROGRESS, RENEW, TRANSITION
+from shared.job_scripts import CLAIM, CREATE, FORGET, PARK, PROGRESS, RENEW, TRANSITION
 from shared.keys import Keys
 
 QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED = "queued", "running", "succeeded", "failed", "cancelled"
+PARSING, RENDERING = "parsing", "rendering"  # a document job's stages (api.document_stage)
 # What a job record is read with: every field Job.from_hash reads except the document (possibly megabytes).
 _RECORD_FIELDS = (
     "id status texts model created_at sentences_total sentences_done cached_sentences started_at finished_at "
     "result error attempts submitted owner route format filename warnings"
 ).split()
 FINAL_STATUSES = (SUCCEEDED, FAILED, CANCELLED)
+STATUSES = (PARSING, QUEUED, RUNNING, RENDERING, SUCCEEDED, FAILED, CANCELLED)
 
 
 def new_job_id() -> str:
@@ -55,8 +57,8 @@ class Job:
     owner: str = ""  # who created it (an API key's digest) when keys are on; only they can see it
     route: str = ""  # the route (model and settings) that translates it: see shared.routes
     format: str = "text"  # text, html, markdown, srt or docx (api.documents)
-    # A document job's source and layout (JSON, api.document_jobs; its texts are the document's units). Stored
-    # with the job but read on its own (JobStore.document): records are read without it, `has_document` says.
+    # A document job's layout (JSON, api.document_jobs; its texts are the document's units once parsed); its
+    # source and translated documents are kept compressed in keys of their own (shared.document_store).
     document: str = ""
     filename: str = ""  # a document job's uploaded file name
     has_document: bool = False
@@ -162,6 +164,16 @@ class Created:
     outcome: str
     job_id: str = ""
     request_digest: str = ""
+    held_bytes: int = 0  # 'over_quota': what the client holds, and when the first of it expires
+    retry_after: int = 0
+
+
+@dataclass(frozen=True)
+class Usage:
+    """A client's storage account (shared.keys.Keys.usage) and its limit in bytes (0: none)."""
+
+    key: str
+    limit: int
 
 
 @dataclass(frozen=True)
@@ -186,39 +198,58 @@ class JobStore:
         self._renew = client.register_script(RENEW)
         self._park = client.register_script(PARK)
         self._progress = client.register_script(PROGRESS)
+        self._forget = client.register_script(FORGET)
 
     # --- the API side -------------------------------------------------------------
 
-    def create(self, job: Job, idempotency: Idempotency | None = None, max_queue: int = 0) -> Created:
+    def create(
+        self,
+        job: Job,
+        idempotency: Idempotency | None = None,
+        max_queue: int = 0,
+        usage: Usage | None = None,
+        document_source: bytes = b"",
+        document_ttl: int = 0,
+    ) -> Created:
         """Store a job in one atomic call: a queued one joins its route's pending set (unless `max_queue`
         jobs already wait there), a finished one gets the result TTL; the idempotency key is set in the
-        same call, unless it already names a job."""
-        queued = job.status == QUEUED
+        same call, unless it already names a job. A document job (status parsing) stores its compressed
+        source for `document_ttl`s. With `usage`, the job's bytes count against its client's storage limit
+        ('over_quota', nothing written, when it would go over)."""
+        waiting = job.status in (QUEUED, PARSING)
         args: list[Any] = [
-            self.job_ttl if queued else self.result_ttl,
-            repr(job.submitted) if queued else "",
+            self.job_ttl if waiting else self.result_ttl,
+            repr(job.submitted) if job.status == QUEUED else "",
             job.id,
             max_queue,
             f"{idempotency.ttl} {idempotency.request_digest}" if idempotency else "",
             self.keys.job(""),
+            f"{usage.key} {usage.limit} {document_ttl or self.job_ttl}" if usage else "",
+            document_source,
         ]
         for pair in job.to_hash().items():
             args.extend(pair)
         idem_key = idempotency.key if idempotency else self.keys.job(job.id)
-        keys = [self.keys.job(job.id), self.keys.pending(job.route), idem_key]
+        keys = [self.keys.job(job.id), self.keys.pending(job.route), idem_key, self.keys.document_source(job.id)]
         outcome, existing = self._create(keys=keys, args=args)
         if outcome == "exists":
             job_id, _, digest = existing.partition(" ")
             return Created(outcome, job_id, digest)
+        if outcome == "over_quota":
+            held, retry_after = existing.split()
+            return Created(outcome, held_bytes=int(held), retry_after=int(retry_after))
         return Created(outcome, job.id if outcome == "created" else "")
 
     def delete(self, job: Job, idempotency_key: str | None = None) -> None:
-        """Remove a job whose message could not be sent (and its idempotency key), so nothing is
-        half-written."""
-        pipe = self.client.pipeline(transaction=True)
-        pipe.delete(self.keys.job(job.id), *([idempotency_key] if idempotency_key else []))
-        pipe.zrem(self.keys.pending(job.route), job.id)
-        pipe.execute()
+        """Remove a job whose message could not be sent (its idempotency key, its document, what it held of
+        its client's storage), so nothing is half-written."""
+        keys = [
+            self.keys.job(job.id),
+            self.keys.pending(job.route),
+            idempotency_key or "",
+            self.keys.document_source(job.id),
+        ]
+        self._forget(keys=keys, args=[job.id])
 
     def get(self, job_id: str) -> Job | None:
         """The job's record, without its document (see `document`)."""
@@ -239,7 +270,7 @@ class JobStore:
         return jobs
 
     def document(self, job_id: str) -> str:
-        """A document job's stored source (api.document_jobs), read only where it is rendered."""
+        """A document job's layout (JSON, api.document_jobs)."""
         return self.client.hget(self.keys.job(job_id), "document") or ""
 
     def statuses(self, job_ids: list[str]) -> list[str | None]:
@@ -381,13 +412,36 @@ class JobStore:
             fields["warnings"] = json.dumps(warnings, ensure_ascii=False)
         return self._move(job_id, SUCCEEDED, fields)
 
+    def translated(
+        self,
+        job_id: str,
+        translations: list[str],
+        cached_sentences: int,
+        sentences_done: int,
+        warnings: list[dict[str, Any]] | None = None,
+    ) -> str:
+        """A document job's units are translated: it waits for the document stage to render it."""
+        fields = {
+            "result": json.dumps(translations, ensure_ascii=False),
+            "cached_sentences": str(cached_sentences),
+            "sentences_done": str(sentences_done),
+        }
+        if warnings:
+            fields["warnings"] = json.dumps(warnings, ensure_ascii=False)
+        return self._move(job_id, RENDERING, fields, ttl=self.job_ttl)
+
     def fail(self, job_id: str, code: ErrorCode, message: str) -> str:
         return self._move(job_id, FAILED, {"error": json.dumps({"code": code.value, "message": message})})
 
-    def _move(self, job_id: str, status: str, fields: dict[str, str]) -> str:
-        args: list[str] = [job_id, status, utc_now(), str(self.result_ttl), self.keys.pending("")]
+    def _move(self, job_id: str, status: str, fields: dict[str, str], ttl: int = 0) -> str:
+        args: list[str] = [job_id, status, utc_now(), str(ttl or self.result_ttl), self.keys.pending("")]
         for name, value in fields.items():
             args += [name, value]
-        keys = [self.keys.job(job_id), self.keys.lease(job_id), self.keys.partial(job_id)]
+        keys = [
+            self.keys.job(job_id),
+            self.keys.lease(job_id),
+            self.keys.partial(job_id),
+            self.keys.document_source(job_id),
+        ]
         outcome, _ = self._transition(keys=keys, args=args)
         return outcome

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 
@@ -37,6 +38,24 @@ class Keys:
     def wake(self, job_id: str) -> str:
         """Set while a re-sent wake-up message of a waiting job is on its way (one per job at a time)."""
         return f"{self.prefix}wake:{job_id}"
+
+    @property
+    def documents_queue(self) -> str:
+        """The Celery queue of the document stage (parsing and rendering, api.document_stage)."""
+        return f"{self.prefix}documents"
+
+    def document_source(self, job_id: str) -> str:
+        """A document job's sources, compressed, until it is rendered (TRANSQ_DOCUMENT_TTL)."""
+        return f"{self.prefix}docsrc:{job_id}"
+
+    def document_output(self, job_id: str) -> str:
+        """A document job's translated documents, compressed (TRANSQ_DOCUMENT_TTL)."""
+        return f"{self.prefix}docout:{job_id}"
+
+    def usage(self, client: str) -> str:
+        """Sorted set of what a client holds in the broker (`<job>:<kind>:<bytes>` by expiry); its total
+        bytes are in `<this key>:bytes` (shared.job_scripts, _USAGE)."""
+        return f"{self.prefix}usage:{hashlib.sha256(client.encode()).hexdigest()[:32]}"
 
     def idempotency(self, digest: str) -> str:
         return f"{self.prefix}idem:{digest}"

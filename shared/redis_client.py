@@ -7,14 +7,14 @@ import redis
 from shared.settings import Settings
 
 
-def broker_redis(settings: Settings) -> redis.Redis:
-    """The broker and job store."""
+def broker_redis(settings: Settings, decode: bool = True) -> redis.Redis:
+    """The broker and job store (`decode` False: bytes, for compressed documents)."""
     return redis.Redis.from_url(
         settings.redis_url,
         socket_timeout=settings.redis_socket_timeout,
         socket_connect_timeout=settings.redis_socket_timeout,
         health_check_interval=30,
-        decode_responses=True,
+        decode_responses=decode,
     )
 
 

@@ -85,7 +85,26 @@ class Settings:
     # Input limits
     max_body_bytes: int = setting(1_048_576, "Largest request body; larger ones get 413 before parsing.")
     max_document_bytes: int = setting(
-        4_194_304, "Largest uploaded document (POST /v1/documents); it is kept with its job until the job expires."
+        4_194_304, "Largest uploaded document (POST /v1/documents); kept compressed for TRANSQ_DOCUMENT_TTL."
+    )
+    document_ttl: int = setting(
+        21_600,
+        "Seconds a document's source (compressed) is kept for its job to be translated, and its translated "
+        "document (compressed) and finished job are kept after it is made.",
+    )
+    document_time_limit: int = setting(
+        60, "Seconds the document stage may parse or render one document; longer fails `document_too_complex`."
+    )
+    document_memory_mb: int = setting(
+        1024,
+        "Memory (address space, MiB) the document stage's process may add to parse or render one document; "
+        "more fails `document_too_complex`.",
+    )
+    client_storage_bytes: int = setting(
+        67_108_864,
+        "Bytes one client (API key, or address when keys are off) may hold in the broker: job records and "
+        "compressed documents until they expire; a submission over it gets 429 `storage_quota_exceeded` "
+        "(0: no limit).",
     )
     max_document_parts: int = setting(
         50_000,
@@ -185,6 +204,9 @@ class Settings:
             "lease_seconds",
             "heartbeat_seconds",
             "read_timeout",
+            "document_ttl",
+            "document_time_limit",
+            "document_memory_mb",
         )
         for name in positive:
             if getattr(self, name) <= 0:

@@ -13,7 +13,7 @@ import redis
 from devstack.redis_server import RedisServer
 from shared.keys import Keys
 from shared.routes import route_for
-from tests.stack import ApiProcess, WorkerProcess, stack_settings
+from tests.stack import ApiProcess, DocumentStageProcess, WorkerProcess, stack_settings
 from transq_cli.client import TransqClient
 
 
@@ -37,12 +37,13 @@ def redis_client(redis_server: RedisServer) -> redis.Redis:
 
 
 class Stack:
-    """Redis + one worker + the API, all real processes."""
+    """Redis + one worker + the document stage + the API, all real processes."""
 
     def __init__(self, tmp: Path, model_dir: Path, worker: bool = True, **overrides: object):
         self.tmp = tmp
         self.workers: list[WorkerProcess] = []
         self.api: ApiProcess | None = None
+        self.documents: DocumentStageProcess | None = None
         self.redis = RedisServer(**{k: overrides.pop(k) for k in ("appendonly", "password") if k in overrides})
         self.settings = stack_settings(self.redis.url, model_dir, **overrides)
         self.want_worker = worker
@@ -53,8 +54,11 @@ class Stack:
         self.api = ApiProcess(self.settings, self.tmp / "api.log").start()
         self.client = TransqClient(self.api.url)
         self.r = redis.Redis.from_url(self.redis.url, decode_responses=True)
+        self.documents = DocumentStageProcess(self.settings, self.tmp / "documents.log", name="documents")
+        self.documents.start(wait_ready=False)
         if self.want_worker:
             self.add_worker()
+        self.documents.wait_ready()
         return self
 
     def add_worker(self, name: str | None = None, wait_ready: bool = True, **overrides: object) -> WorkerProcess:
@@ -90,6 +94,8 @@ class Stack:
     def close(self) -> None:
         for worker in self.workers:
             worker.stop()
+        if self.documents is not None:
+            self.documents.stop()
         if self.api is not None:
             self.api.stop()
         self.redis.stop()

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from devstack.processes import ROOT, ApiProcess, WorkerProcess
+from devstack.processes import ROOT, ApiProcess, DocumentStageProcess, WorkerProcess
 from shared.settings import Settings
 
-__all__ = ["ROOT", "ApiProcess", "WorkerProcess", "stack_settings"]
+__all__ = ["ROOT", "ApiProcess", "DocumentStageProcess", "WorkerProcess", "stack_settings"]
 
 
 def stack_settings(redis_url: str, model_dir: str | Path, **overrides: Any) -> Settings:

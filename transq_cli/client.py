@@ -102,7 +102,7 @@ class TransqClient:
             job = self.job(job_id)
             if on_progress:
                 on_progress(job)
-            if job["status"] not in ("queued", "running"):
+            if job["status"] in ("succeeded", "failed", "cancelled"):
                 return job
             if time.monotonic() > deadline:
                 raise TimeoutError(f"job {job_id} still {job['status']} after {timeout:.0f}s")

@@ -20,7 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="transq", description="Queue-based machine translation.")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    dev = commands.add_parser("dev", help="run Redis, the API and one worker in the foreground")
+    dev = commands.add_parser("dev", help="run Redis, the API, one worker and the document stage in the foreground")
     dev.add_argument("--port", type=int, default=8080)
     dev.add_argument(
         "--model",
@@ -138,8 +138,8 @@ def test_model_folder() -> Path:
 
 
 def run_dev(port: int, models: list[str] | None, redis_port: int, test_model: bool = False) -> int:
-    """Redis + API (gunicorn) + one worker per model, until Ctrl-C."""
-    from devstack.processes import ApiProcess, WorkerProcess
+    """Redis + API (gunicorn) + one worker per model + the document stage, until Ctrl-C."""
+    from devstack.processes import ApiProcess, DocumentStageProcess, WorkerProcess
     from devstack.redis_server import RedisServer
     from shared.settings import Settings
 
@@ -168,6 +168,7 @@ def run_dev(port: int, models: list[str] | None, redis_port: int, test_model: bo
     workers = [
         WorkerProcess(dataclasses.replace(settings, model=model), name=f"w{i + 1}") for i, model in enumerate(models)
     ]
+    workers.append(DocumentStageProcess(settings, name="documents"))  # parses and renders documents
     stopping = False
 
     def stop(*_: object) -> None:

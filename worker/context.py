@@ -14,7 +14,7 @@ from typing import Iterator
 from celery import Celery
 
 from shared.cache import SentenceCache, namespace_for
-from shared.celery_factory import TRANSLATE_TASK, make_celery
+from shared.celery_factory import DOCUMENT_TASK, TRANSLATE_TASK, make_celery
 from shared.jobs import Claim, JobStore
 from shared.keys import Keys
 from shared.memory import probe_memory
@@ -27,6 +27,7 @@ from worker.broker_health import BrokerHealth
 from worker.container import host_and_container
 
 log = logging.getLogger(__name__)
+_SEND_RETRY = {"max_retries": 5, "interval_start": 0.2, "interval_step": 0.5, "interval_max": 2}
 WORKER_ID_FILE = os.environ.get("TRANSQ_WORKER_ID_FILE", "/tmp/transq-worker-id")
 
 
@@ -107,6 +108,12 @@ class WorkerContext:
     @cached_property
     def _producer(self) -> Celery:
         return make_celery(self.settings, name="transq-worker-wake")
+
+    def send_to_document_stage(self, job_id: str) -> None:
+        """A translated document job goes to the document stage to be rendered (api.document_stage)."""
+        self._producer.send_task(
+            DOCUMENT_TASK, args=[job_id], queue=self.keys.documents_queue, retry=True, retry_policy=_SEND_RETRY
+        )
 
     def wake(self, job_id: str) -> None:
         """Send a new wake-up message for a job (it queues behind the messages already waiting)."""

@@ -117,6 +117,14 @@ def _fill_from_cache(ctx: WorkerContext, works: list[JobWork]) -> None:
 
 
 def finish(ctx: WorkerContext, work: JobWork) -> None:
+    if work.job.has_document:  # the document stage renders it, then it succeeds
+        outcome = ctx.broker.retry(
+            lambda: ctx.store.translated(work.job.id, work.assemble(), work.cached, work.done, work.warnings)
+        )
+        if outcome == "ok":
+            ctx.send_to_document_stage(work.job.id)
+            log.info("job %s translated; the document stage renders it", work.job.id, extra={"job_id": work.job.id})
+        return
     outcome = ctx.broker.retry(
         lambda: ctx.store.succeed(work.job.id, work.assemble(), work.cached, work.done, work.warnings)
     )

@@ -115,7 +115,7 @@
       cancel.hidden = false;
       render(job);
       let delay = 150;
-      while (job.status === "queued" || job.status === "running") {
+      while (!["succeeded", "failed", "cancelled"].includes(job.status)) {
         await new Promise((r) => setTimeout(r, delay));
         delay = Math.min(delay * 1.5, 1000);
         job = await call("GET", "/v1/jobs/" + job.id);

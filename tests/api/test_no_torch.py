@@ -1,4 +1,4 @@
-"""The API process never imports torch or transformers, and starts fast."""
+"""The API process (and the document stage) never imports torch or transformers, and starts fast."""
 
 import subprocess
 import sys
@@ -12,6 +12,7 @@ def test_api_does_not_import_torch_or_transformers():
         import sys, time
         started = time.perf_counter()
         from api import create_app
+        import api.document_stage  # the document stage's Celery app: no model either
         app = create_app()
         for rule in app.url_map.iter_rules():
             pass

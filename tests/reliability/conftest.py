@@ -20,7 +20,7 @@ def poison_text(tag: str) -> str:
 class StatusRecorder:
     """Polls a job in the background and records every status it saw, to prove it never went backwards."""
 
-    ORDER = {"queued": 0, "running": 1, "succeeded": 2, "failed": 2, "cancelled": 2}
+    ORDER = {"parsing": 0, "queued": 1, "running": 2, "rendering": 3, "succeeded": 4, "failed": 4, "cancelled": 4}
 
     def __init__(self, stack, job_id: str):
         self.stack, self.job_id, self.seen = stack, job_id, []

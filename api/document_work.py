@@ -1,0 +1,116 @@
+"""The document stage's work on one job: parse its stored sources into the job's texts (queued for the
+translation workers, or finished at once when every sentence is cached), and render the translated
+documents once those texts are translated. Runs only in the document stage's process (api.document_stage),
+under its time and memory limits, never in the API's request workers."""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from api.documents import DocumentError, DocumentLimits, DocumentTooComplex, Prepared, prepare
+from api.errors import ApiError
+from api.services import Services
+from api.validation import _split
+from shared.cache import normalise
+from shared.celery_factory import TRANSLATE_TASK
+from shared.document_store import pack_documents, unpack_documents
+from shared.error_codes import ErrorCode
+from shared.jobs import PARSING, RENDERING, Job
+from shared.splitter import join_translations
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class StageFailure(Exception):
+    """The job fails with this code and message."""
+
+    code: ErrorCode
+    message: str
+
+
+def run_document_job(services: Services, job_id: str) -> str:
+    """Parse or render the job, whichever it waits for; what was done ('' when nothing: the job is gone,
+    cancelled, or not waiting for the document stage)."""
+    job = services.store.get(job_id)
+    if job is None or job.status not in (PARSING, RENDERING):
+        return ""
+    layout = json.loads(services.store.document(job_id) or "{}")
+    packed = services.documents.source(job_id)
+    if packed is None or not layout:
+        raise StageFailure(
+            ErrorCode.TIMEOUT, "the document expired before it was translated (TRANSQ_DOCUMENT_TTL): upload it again"
+        )
+    settings = services.settings
+    limit = max(settings.max_document_bytes, settings.max_body_bytes) * 8
+    sources = unpack_documents(packed, job.format, limit)
+    limits = DocumentLimits.from_settings(settings)
+    prepared = [
+        _parse(job.format, source, layout["max_sentence_chars"], limits, i) for i, source in enumerate(sources)
+    ]
+    if job.status == RENDERING:
+        _render(services, job, prepared, job.result or [], {})
+        return "rendered"
+    return _parsed(services, job, prepared, layout)
+
+
+def _parse(fmt: str, source: str | bytes, max_sentence_chars: int, limits: DocumentLimits, index: int) -> Prepared:
+    name = "the document" if index == 0 else f"texts[{index}]"
+    try:
+        return prepare(fmt, source, max_sentence_chars, limits)
+    except DocumentTooComplex as exc:
+        raise StageFailure(ErrorCode.DOCUMENT_TOO_COMPLEX, f"{name}: {exc}") from None
+    except DocumentError as exc:
+        raise StageFailure(ErrorCode.INVALID_DOCUMENT, f"{name}: {exc}") from None
+
+
+def _parsed(services: Services, job: Job, prepared: list[Prepared], layout: dict[str, Any]) -> str:
+    """The parsed job joins its route's queue, or succeeds at once when every sentence is cached."""
+    settings = services.settings
+    units = [unit for p in prepared for unit in p.units]
+    total = sum(len(unit) for unit in units)
+    if total > settings.max_chars:
+        raise StageFailure(
+            ErrorCode.VALIDATION_ERROR,
+            f"the document has {total} characters of text; at most {settings.max_chars} are allowed",
+        )
+    try:
+        segments, sentences = _split(units, settings, "the document has")
+    except ApiError as exc:
+        raise StageFailure(exc.code, exc.message) from None
+    layout = {**layout, "units": [len(p.units) for p in prepared]}
+    namespace = services.registry.cache_namespace(job.route)
+    found = services.cache.get_many(namespace, [normalise(s) for s in sentences]) if namespace and sentences else []
+    hits = sum(t is not None for t in found)
+    if hits == len(sentences):
+        translations = iter(found)
+        result = [join_translations(segs, [next(translations) for s in segs if s.translate]) for segs in segments]  # type: ignore[misc]
+        fields = {
+            "sentences_total": str(len(sentences)),
+            "sentences_done": str(hits),
+            "cached_sentences": str(hits),
+            "document": json.dumps(layout, ensure_ascii=False),
+        }
+        _render(services, job, prepared, result, fields)
+        return "rendered"
+    if not services.documents.parsed(job.id, job.route, units, len(sentences), hits, layout):
+        return ""
+    services.celery.send_task(TRANSLATE_TASK, args=[job.id], queue=services.keys.queue(job.route))
+    log.info("job %s parsed: %d sentences, %d cached", job.id, len(sentences), hits, extra={"job_id": job.id})
+    return "parsed"
+
+
+def _render(
+    services: Services, job: Job, prepared: list[Prepared], translations: list[str], fields: dict[str, str]
+) -> None:
+    documents, position = [], 0
+    for document in prepared:
+        count = len(document.units)
+        documents.append(document.render(translations[position : position + count]))
+        position += count
+    if services.documents.rendered(job.id, pack_documents(documents), fields):  # type: ignore[arg-type]
+        services.stats.job_finished("succeeded", job.submitted)
+        log.info("job %s rendered and succeeded", job.id, extra={"job_id": job.id})

@@ -1,0 +1,85 @@
+"""A document job's data in the broker: its source and its translated documents, compressed, in keys of
+their own that live TRANSQ_DOCUMENT_TTL (the job record keeps only the document's layout), and the two
+steps of the document stage (api.document_stage) that move the job on: parsed and rendered."""
+
+from __future__ import annotations
+
+import json
+import zlib
+from typing import Any
+
+from shared.job_scripts import PARSED, RENDERED
+from shared.jobs import utc_now
+from shared.keys import Keys
+from shared.redis_client import broker_redis
+from shared.settings import Settings
+
+_LEVEL = 1  # fast (the API compresses an upload on its request path): a few MB in tens of milliseconds
+
+
+def compress(data: bytes) -> bytes:
+    return zlib.compress(data, _LEVEL)
+
+
+def decompress(data: bytes, limit: int) -> bytes:
+    """At most `limit` bytes out (the data is transq's own, but never trust a size)."""
+    inflater = zlib.decompressobj()
+    out = inflater.decompress(data, limit + 1)
+    if len(out) > limit or inflater.unconsumed_tail:
+        raise ValueError(f"stored document data over {limit} bytes")
+    return out
+
+
+def pack_documents(documents: list[str] | list[bytes]) -> bytes:
+    """Text documents as one JSON list; a .docx (always alone) as its bytes."""
+    if documents and isinstance(documents[0], bytes):
+        return compress(documents[0])  # type: ignore[arg-type]
+    return compress(json.dumps(documents, ensure_ascii=False).encode())
+
+
+def unpack_documents(data: bytes, fmt: str, limit: int) -> list[str | bytes]:
+    raw = decompress(data, limit)
+    return [raw] if fmt == "docx" else json.loads(raw)
+
+
+class DocumentStore:
+    """Reads a document job's stored data; moves it on once parsed or rendered (one atomic script each)."""
+
+    def __init__(self, settings: Settings, keys: Keys):
+        client = broker_redis(settings)
+        self.raw = broker_redis(settings, decode=False)  # the compressed data
+        job_ttl, document_ttl, result_ttl = settings.job_ttl, settings.document_ttl, settings.result_ttl
+        self.keys = keys
+        self.job_ttl = job_ttl
+        self.document_ttl = document_ttl
+        self.result_ttl = result_ttl
+        self._parsed = client.register_script(PARSED)
+        self._rendered = client.register_script(RENDERED)
+
+    def source(self, job_id: str) -> bytes | None:
+        return self.raw.get(self.keys.document_source(job_id))
+
+    def output(self, job_id: str) -> bytes | None:
+        return self.raw.get(self.keys.document_output(job_id))
+
+    def parsed(
+        self, job_id: str, route: str, units: list[str], sentences: int, cached: int, layout: dict[str, Any]
+    ) -> bool:
+        """The job, parsed, joins its route's queue with the document's units as its texts."""
+        args = [
+            job_id,
+            self.job_ttl,
+            json.dumps(units, ensure_ascii=False),
+            sentences,
+            cached,
+            json.dumps(layout, ensure_ascii=False),
+        ]
+        return bool(self._parsed(keys=[self.keys.job(job_id), self.keys.pending(route)], args=args))
+
+    def rendered(self, job_id: str, packed: bytes, fields: dict[str, str]) -> bool:
+        """The job succeeds with its translated documents (`packed`, see pack_documents)."""
+        args: list[Any] = [job_id, utc_now(), packed, self.document_ttl, min(self.document_ttl, self.result_ttl)]
+        for pair in fields.items():
+            args.extend(pair)
+        keys = [self.keys.job(job_id), self.keys.document_output(job_id), self.keys.document_source(job_id)]
+        return bool(self._rendered(keys=keys, args=args))
