@@ -32,8 +32,7 @@ def teach_to_copy(model, folder: Path, lines: Sequence[str], seed: int, steps: i
     encoded = [tokenizer(line, add_special_tokens=False)["input_ids"] for line in lines if line.strip()]
     pad, eos = model.config.pad_token_id, model.config.eos_token_id
     pieces = [i for i in range(model.config.vocab_size) if i not in (pad, eos, tokenizer.unk_token_id)]
-    rng = random.Random(seed)
-    torch.manual_seed(seed)
+    rng = random.Random(seed)  # torch's generator (dropout) goes on from the model's seeded initialisation
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # the same sums in the same order: the same model on every machine
 

@@ -126,7 +126,7 @@ def make_test_model(
         "en": ((DATA / "corpus.en.txt").read_text(encoding="utf-8").splitlines(), 1.0),
     }
     small = shape == "tiny"
-    everything = corpora["zh"][0] + _lines(DATA / "zh_sentences.txt") + corpora["en"][0]
+    everything = copy_corpus(corpora["zh"][0])
     if teach:  # one sentencepiece model on both sides, every character of every corpus in it, no normalisation
         _train_spm(everything, folder / "source", COPY_VOCABULARY, 1.0, exact=True)
         shutil.copyfile(folder / "source.model", folder / "target.model")
@@ -208,6 +208,13 @@ def make_test_model(
         folder,
     )
     return folder
+
+
+def copy_corpus(zh: Sequence[str]) -> list[str]:
+    """What the copy model's tokenizer and teaching read: the Chinese sentences it must copy, then `zh`
+    (its small corpus) and the English corpus."""
+    english = (DATA / "corpus.en.txt").read_text(encoding="utf-8").splitlines()
+    return _lines(DATA / "zh_sentences.txt") + list(zh) + english
 
 
 def _lines(path: Path) -> list[str]:

@@ -22,6 +22,7 @@ class Repeats:
     share: float  # of the text's characters (spaces left out), how many are repeated copies
     longest: str  # the longest run of a unit written LOOP_COPIES or more times ("" when none)
     repeated: int  # characters that are repeated copies
+    most_copies: int  # the most copies of one unit in a row (1: no repeat)
 
 
 def _letters(text: str) -> str:
@@ -34,6 +35,7 @@ def find_repeats(text: str) -> Repeats:
     size = len(letters)
     repeated = [False] * size
     longest = ""
+    most_copies = 1
     for unit in range(1, min(MAX_UNIT, size // 2) + 1):
         start = 0
         while start + unit < size:
@@ -44,6 +46,7 @@ def find_repeats(text: str) -> Repeats:
             while end + unit < size and letters[end] == letters[end + unit]:
                 end += 1
             copies = (end - start) // unit + 1
+            most_copies = max(most_copies, copies)
             if copies >= (3 if unit == 1 else 2):
                 for i in range(start + unit, start + copies * unit):
                     repeated[i] = True
@@ -52,17 +55,18 @@ def find_repeats(text: str) -> Repeats:
                     longest = run
             start = end + 1
     count = sum(repeated)
-    return Repeats(count / size if size else 0.0, longest, count)
+    return Repeats(count / size if size else 0.0, longest, count, most_copies)
 
 
 def loop(source: str, translation: str) -> str | None:
     """Why `translation` loops as a reader sees it ("repeats a phrase", "is mostly repeats"), or None.
-    A repeat its source has too (`哈哈哈` copied, or `hahaha` for it) is no loop."""
+    A repeat its source has too (`哈哈哈` copied, or `hahaha` for it: a source that repeats a unit
+    LOOP_COPIES times, or is as much repeats) is no loop."""
     found = find_repeats(translation)
     if found.repeated == 0:
         return None
     own = find_repeats(source)
-    if found.longest and found.longest not in _letters(source) and own.share < LOOP_SHARE:
+    if found.longest and found.longest not in _letters(source) and own.most_copies < LOOP_COPIES:
         return "repeats a phrase"
     if found.repeated >= MIN_REPEATED and found.share >= LOOP_SHARE and found.share > own.share + LOOP_SHARE / 2:
         return "is mostly repeats"
