@@ -30,9 +30,10 @@ class Pair:
 
 
 class RouteTable:
-    def __init__(self, registry: WorkerRegistry, default: Route):
+    def __init__(self, registry: WorkerRegistry, default: Route, default_pair: str = ""):
         self.registry = registry
         self.default = default
+        self.default_pair = default_pair  # "zh-en": where a request naming no language goes
         self._pairs: dict[str, Pair] = {}
         self._namespaces: dict[str, str | None] = {}
         self._read_at = float("-inf")
@@ -54,13 +55,16 @@ class RouteTable:
 
     def choose(self, source: str | None, target: str | None) -> Route:
         """The route for a request: the served pair it names (either field may be left out when that
-        leaves one pair), then of its routes the one with the most live workers, the API's own first."""
+        leaves one pair; both when the default pair is served), then of its routes the one with the most
+        live workers, the API's own first."""
         pairs = self.pairs()
         matching = [
             p
             for p in pairs.values()
             if (source is None or p.source == source) and (target is None or p.target == target)
         ]
+        if len(matching) > 1 and source is None and target is None and self.default_pair in pairs:
+            matching = [pairs[self.default_pair]]
         if len(matching) != 1:
             served = ", ".join(sorted(pairs))
             if not matching:

@@ -30,4 +30,4 @@ class Services:
         self.registry = WorkerRegistry(self.redis, self.keys, ttl_seconds=settings.heartbeat_seconds * 3)
         self.stats = Stats(self.redis, self.keys)
         self.celery = celery or make_celery(settings, name="transq-api")
-        self.routes = RouteTable(self.registry, route_for(settings))
+        self.routes = RouteTable(self.registry, route_for(settings), settings.default_pair)

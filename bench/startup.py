@@ -2,17 +2,24 @@
 a bare process that only imports torch + transformers and loads the same model, in one run.
 
     python -m bench.startup WORKLOAD       (WORKLOAD builds the cached opus-mt-shaped model if needed)
+    python -m bench.startup --dev          a newcomer's `transq dev --test-model`: start to its ready line
+                                           and to a first translation, against the bare load of that model
+                                           (--rebuild adds building the copy model from scratch, the old
+                                           first start)
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+import requests
 
 from bench.common import load_workload, machine, opus_shaped_model, table
 from devstack.processes import ROOT, ApiProcess, WorkerProcess
@@ -35,12 +42,67 @@ def seconds_to_run(args: list[str]) -> float:
     return time.perf_counter() - started
 
 
+def dev_start(port: int) -> tuple[float, float]:
+    """`transq dev --test-model` as a newcomer runs it: seconds to its ready line, and to the answer of a
+    first `POST /api/translate`."""
+    started = time.perf_counter()
+    command = [sys.executable, "-m", "transq_cli.main", "dev", "--test-model", "--port", str(port)]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert process.stdout is not None
+        if not any(line.startswith("ready") for line in process.stdout):
+            raise RuntimeError("transq dev exited before its ready line")
+        ready = time.perf_counter() - started
+        url = f"http://127.0.0.1:{port}/api/translate"
+        answer = requests.post(url, json={"text": "你好。"}, timeout=120).json()
+        if answer.get("translation") != "你好。":
+            raise RuntimeError(f"the copy model did not copy: {answer}")
+        return ready, time.perf_counter() - started
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=60)
+
+
+def dev_main(repeat: int, rebuild: bool) -> None:
+    from devstack.redis_server import free_port
+    from transq_cli.main import test_model_folder
+
+    ready, first, bare, built = [], [], [], []
+    for _ in range(repeat):
+        r, f = dev_start(free_port())
+        ready.append(r)
+        first.append(f)
+        bare.append(seconds_to_run([sys.executable, "-c", BARE_LOAD, str(test_model_folder())]))
+    rows = [
+        ["transq dev --test-model: start to its ready line", min(ready), sorted(ready)[len(ready) // 2]],
+        ["... and to a first translation (POST /api/translate)", min(first), sorted(first)[len(first) // 2]],
+        [
+            "baseline: bare process, import + from_pretrained + quantize_dynamic",
+            min(bare),
+            sorted(bare)[len(bare) // 2],
+        ],
+    ]
+    if rebuild:  # what the first `transq dev` did before the model shipped: build it (once)
+        with tempfile.TemporaryDirectory() as tmp:
+            built.append(seconds_to_run([sys.executable, "-m", "worker.offline_model", tmp + "/m", "--train"]))
+        rows.append(["old first start: building the copy model (--train), once", built[0], built[0]])
+    print(f"\nthe shipped offline test model, {repeat} runs each; {machine()}\n")
+    print(table(["what", "best s", "median s"], rows))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("workload")
+    parser.add_argument("workload", nargs="?")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--dev", action="store_true", help="time `transq dev --test-model` instead")
+    parser.add_argument("--rebuild", action="store_true", help="--dev: add building the copy model from scratch")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    if args.dev:
+        dev_main(args.repeat, args.rebuild)
+        return
+    if not args.workload:
+        parser.error("give a WORKLOAD, or --dev")
     model = opus_shaped_model(load_workload(args.workload, 64))
     rows = []
     with tempfile.TemporaryDirectory() as tmp, RedisServer() as redis_server:

@@ -52,23 +52,28 @@ class WorkerProcess:
         name: str = "w1",
         preload: str = "",
         container_command: bool = False,
+        quiet: bool = False,
     ):
         self.settings = settings
         self.log_path = log_path
         self.name = name
         self.preload = preload  # modules the parent imports before Celery starts (bench.memory's baseline)
         self.container_command = container_command  # run the image's command (worker.launch) instead
+        self.quiet = quiet  # a console's worker (transq dev): no Celery banner, no warning about running as root
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, wait_ready: bool = True, timeout: float = 90) -> WorkerProcess:
-        self.process = _spawn(self._command(), _env(self.settings), self.log_path)
+        env = _env(self.settings)
+        if self.quiet:  # a developer's own machine, often as root: not the containers' case (user transq)
+            env["PYTHONWARNINGS"] = "ignore:You're running the worker with superuser privileges"
+        self.process = _spawn(self._command(), env, self.log_path)
         if wait_ready:
             self.wait_ready(timeout)
         return self
 
     def _command(self) -> list[str]:
         if self.container_command:
-            return [sys.executable, "-m", "worker.launch", "--without-gossip", "--without-mingle"]
+            return [sys.executable, "-m", "worker.launch"]  # it leaves out gossip and mingle itself
         launcher = ["-m", "celery"]
         if self.preload:
             launcher = [
@@ -80,6 +85,7 @@ class WorkerProcess:
             *launcher,
             "-A",
             "worker.celery_app",
+            *(["--quiet"] if self.quiet else []),
             "worker",
             "--concurrency",
             "1",

@@ -40,6 +40,11 @@ class Settings:
         "The pair the model translates, `zh-en`; empty: read from the model (its tokenizer config, or an "
         "opus-mt-xx-yy name), else TRANSQ_SOURCE_LANG-TRANSQ_TARGET_LANG.",
     )
+    default_pair: str = setting(
+        "zh-en",
+        "The pair a request that names neither source_lang nor target_lang goes to when several pairs are "
+        "served (one served pair is always the default); empty: such a request gets 422.",
+    )
     source_lang: str = setting("zh", "Source language of a model that names none (see TRANSQ_LANGUAGES).")
     target_lang: str = setting("en", "Target language of a model that names none (see TRANSQ_LANGUAGES).")
     quantize: str = setting(
@@ -188,6 +193,8 @@ class Settings:
             )
         if self.languages and not re.fullmatch(r"[A-Za-z]{2,3}-[A-Za-z]{2,3}", self.languages):
             raise ValueError(f"TRANSQ_LANGUAGES={self.languages!r}: expected a pair such as zh-en")
+        if self.default_pair and not re.fullmatch(r"[a-z]{2,3}-[a-z]{2,3}", self.default_pair):
+            raise ValueError(f"TRANSQ_DEFAULT_PAIR={self.default_pair!r}: expected a pair such as zh-en")
         positive = (
             "max_batch_sentences",
             "max_batch_tokens",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib.util
 import logging
 import os
 import signal
@@ -32,13 +33,18 @@ def main(argv: list[str] | None = None) -> int:
     dev.add_argument(
         "--test-model",
         action="store_true",
-        help="serve the offline test model (random weights, built once into ~/.cache/transq), no hub needed",
+        help="serve the offline test model (it copies its input; it ships with transq), no hub needed",
     )
 
-    make = commands.add_parser("make-test-model", help="build a small random MarianMT model offline")
+    make = commands.add_parser(
+        "make-test-model", help="write the offline test model (it copies its input) or a random opus-shaped one"
+    )
     make.add_argument("folder")
     make.add_argument("--shape", choices=["tiny", "opus"], default="tiny")
     make.add_argument("--pair", choices=["zh-en", "en-zh"], default="zh-en", help="the language pair it translates")
+    make.add_argument(
+        "--train", action="store_true", help="train the copy model again from its corpora (minutes), not copy it"
+    )
 
     translate = commands.add_parser("translate", help="translate a file through the HTTP API")
     translate.add_argument(
@@ -75,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
             args.shape,
             "--pair",
             args.pair,
+            *(["--train"] if args.train else []),
         ]
         return subprocess.run(command, check=False).returncode
     if args.command == "settings":
@@ -128,13 +135,12 @@ def _port_free(port: int) -> bool:
 
 
 def test_model_folder() -> Path:
-    """The offline test model, built once (in its own process: the CLI never imports the worker). The folder
-    is named for the model taught to copy, so a looping random model built by an older transq is not reused."""
-    folder = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "transq" / "test-model-zh-en-copy"
-    if not (folder / "config.json").exists():
-        command = [sys.executable, "-m", "worker.offline_model", str(folder)]
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return folder
+    """The offline test model (zh-en, it copies its input): the files that ship with transq, found without
+    importing the worker (the CLI never imports it, nor torch)."""
+    spec = importlib.util.find_spec("worker")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the worker package is not installed: pip install -e '.[worker]'")
+    return Path(list(spec.submodule_search_locations)[0]) / "data" / "copy-model"
 
 
 def run_dev(port: int, models: list[str] | None, redis_port: int, test_model: bool = False) -> int:
@@ -152,7 +158,7 @@ def run_dev(port: int, models: list[str] | None, redis_port: int, test_model: bo
     elif not models and "TRANSQ_MODEL" not in os.environ and model_problem(settings.model):
         # Nothing was asked for and the default model cannot be had: a newcomer still gets a running service.
         log.warning(
-            "transq dev: %s is not reachable; serving the offline test model (noise translations)", settings.model
+            "transq dev: %s is not reachable; serving the offline test model (it copies its input)", settings.model
         )
         models = [str(test_model_folder())]
     models = models or [settings.model]
@@ -166,7 +172,8 @@ def run_dev(port: int, models: list[str] | None, redis_port: int, test_model: bo
     log.info("transq dev: Redis on %s, API on http://127.0.0.1:%d, models %s", server.url, port, ", ".join(models))
     api = ApiProcess(settings, port=port)
     workers = [
-        WorkerProcess(dataclasses.replace(settings, model=model), name=f"w{i + 1}") for i, model in enumerate(models)
+        WorkerProcess(dataclasses.replace(settings, model=model), name=f"w{i + 1}", quiet=True)
+        for i, model in enumerate(models)
     ]
     workers.append(DocumentStageProcess(settings, name="documents"))  # parses and renders documents
     stopping = False

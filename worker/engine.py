@@ -117,7 +117,8 @@ class TranslationEngine:
 
     def token_ids(self, sentences: Sequence[str]) -> list[list[int]]:
         """Source token ids of each sentence, without the end-of-sentence token."""
-        encoded = self.tokenizer(list(sentences), add_special_tokens=False)["input_ids"]
+        # split_special_tokens: text that spells a special token ("</s>", "<pad>") is text, not an end of input
+        encoded = self.tokenizer(list(sentences), add_special_tokens=False, split_special_tokens=True)["input_ids"]
         return [list(ids) for ids in encoded]
 
     def chunks(self, ids: list[int]) -> list[list[int]]:

@@ -1,7 +1,10 @@
 """The worker container's command, `python -m worker.launch`: `celery worker` with concurrency 1 and a
 node name that says which container it is (`transq-<container id>@<host>`: under host networking every
-container has the host's name), without Celery's banner when logs are JSON (every line is then JSON).
-Extra arguments go to `celery worker` as they are."""
+container has the host's name), without Celery's banner when logs are JSON (every line is then JSON),
+and without Celery's gossip and mingle (workers watching each other's events, and syncing revoked tasks
+at start): transq's workers announce themselves in its own registry (shared/workers.py) and never
+revoke, and gossip's consumer fails on a broker restart ("Error on restarting Gossip"). Extra arguments
+go to `celery worker` as they are."""
 
 from __future__ import annotations
 
@@ -22,7 +25,19 @@ def node_name(mountinfo: str | None = None) -> str:
 
 def celery_argv(settings: Settings, extra: list[str]) -> list[str]:
     quiet = ["--quiet"] if settings.log_format == "json" else []
-    return [*quiet, "worker", "--concurrency", "1", "--loglevel", settings.log_level, "-n", node_name(), *extra]
+    unused = ["--without-gossip", "--without-mingle"]
+    return [
+        *quiet,
+        "worker",
+        "--concurrency",
+        "1",
+        "--loglevel",
+        settings.log_level,
+        "-n",
+        node_name(),
+        *unused,
+        *extra,
+    ]
 
 
 def _json_say(message: str, stream=sys.__stderr__) -> None:  # type: ignore[no-untyped-def]

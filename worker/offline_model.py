@@ -6,16 +6,20 @@ generation_config.json, weights). Two shapes: `tiny` for tests and demos, `opus`
 exact opus-mt-zh-en shape (77.9 M parameters, random weights) used by the benchmarks.
 
 Random weights translate every input into the same long loop of pieces. So the tiny model is
-taught, in a few seconds of training on its own corpus, to copy its input: its "translation" of
-a sentence is that sentence, near enough, and ends where the sentence ends, so outputs are short
-and tell sentences apart. `behaviour="random"` keeps the untrained, looping model (the test of
-the degenerate-output guard uses it).
+taught to copy its input (worker.copy_training): its "translation" of a sentence is that sentence,
+character for character, so outputs are short, tell sentences apart and show real per-sentence
+output. That training takes minutes, so its result ships with the package in worker/data/copy-model
+(zh-en; en-zh is the same model with its pair swapped: it copies either language) and
+`make_test_model` copies those files; `train=True` (`--train`) builds them again from the corpora
+(`python -m worker.offline_model worker/data/copy-model --train`). `behaviour="random"` keeps the
+untrained, looping model (the test of the degenerate-output guard uses it).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Sequence
@@ -23,6 +27,8 @@ from typing import Sequence
 log = logging.getLogger(__name__)
 
 DATA = Path(__file__).parent / "data"
+COPY_MODEL = DATA / "copy-model"  # the copy model, built by `make_test_model(COPY_MODEL, train=True)`
+COPY_VOCABULARY = 1500  # one sentencepiece model for both sides: every character of the corpora, and pieces
 SHAPES = {
     "tiny": dict(
         d_model=32,
@@ -32,6 +38,16 @@ SHAPES = {
         decoder_attention_heads=2,
         encoder_ffn_dim=64,
         decoder_ffn_dim=64,
+        vocab_size=0,
+    ),
+    "copy": dict(  # the tiny model taught to copy: wide enough to tell its 1500 pieces apart after int8
+        d_model=64,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=128,
+        decoder_ffn_dim=128,
         vocab_size=0,
     ),
     "opus": dict(
@@ -47,7 +63,8 @@ SHAPES = {
 }
 
 
-def _train_spm(lines: Sequence[str], prefix: Path, vocab_size: int, coverage: float) -> None:
+def _train_spm(lines: Sequence[str], prefix: Path, vocab_size: int, coverage: float, exact: bool = False) -> None:
+    """`exact`: no normalisation (text comes back as it went in, full-width punctuation included)."""
     import sentencepiece as spm
 
     with tempfile.NamedTemporaryFile("w", suffix=".txt", encoding="utf-8", delete=False) as handle:
@@ -66,6 +83,7 @@ def _train_spm(lines: Sequence[str], prefix: Path, vocab_size: int, coverage: fl
         pad_id=-1,
         minloglevel=2,
         num_threads=1,
+        normalization_rule_name="identity" if exact else "nmt_nfkc",
     )
     Path(corpus).unlink()
 
@@ -85,27 +103,37 @@ def make_test_model(
     seed: int = 0,
     pair: str = "zh-en",
     behaviour: str = "copy",
+    train: bool = False,
 ) -> Path:
     """Write a MarianMT model of `shape` translating `pair` (zh-en or en-zh) into `folder`; return it.
-    `behaviour`: "copy" (the tiny shape only: taught to copy its input) or "random" (untrained)."""
+    `behaviour`: "copy" (the tiny shape only: taught to copy its input; the shipped copy model unless
+    `train` or `zh_lines` ask for a new one) or "random" (untrained)."""
+    folder = Path(folder)
+    source, _, target = pair.partition("-")
+    if {source, target} != {"zh", "en"}:
+        raise ValueError(f"the offline test model translates zh-en or en-zh, not {pair!r}")
+    teach = behaviour == "copy" and shape == "tiny"
+    if teach and not train and not zh_lines:
+        return _shipped_copy_model(folder, source, target, num_beams)
     import torch
     from transformers import GenerationConfig, MarianConfig, MarianMTModel
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # no tqdm bar while the weights are written
-    folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     corpora = {
         "zh": (list(zh_lines or []) + (DATA / "corpus.zh.txt").read_text(encoding="utf-8").splitlines(), 0.9995),
         "en": ((DATA / "corpus.en.txt").read_text(encoding="utf-8").splitlines(), 1.0),
     }
-    source, _, target = pair.partition("-")
-    if source not in corpora or target not in corpora or source == target:
-        raise ValueError(f"the offline test model translates zh-en or en-zh, not {pair!r}")
     small = shape == "tiny"
-    sizes = {"zh": 400 if small else 4000, "en": 300 if small else 1000}
-    _train_spm(corpora[source][0], folder / "source", sizes[source], corpora[source][1])
-    _train_spm(corpora[target][0], folder / "target", sizes[target], corpora[target][1])
+    everything = copy_corpus(corpora["zh"][0])
+    if teach:  # one sentencepiece model on both sides, every character of every corpus in it, no normalisation
+        _train_spm(everything, folder / "source", COPY_VOCABULARY, 1.0, exact=True)
+        shutil.copyfile(folder / "source.model", folder / "target.model")
+    else:
+        sizes = {"zh": 400 if small else 4000, "en": 300 if small else 1000}
+        _train_spm(corpora[source][0], folder / "source", sizes[source], corpora[source][1])
+        _train_spm(corpora[target][0], folder / "target", sizes[target], corpora[target][1])
     (folder / "source.model").rename(folder / "source.spm")
     (folder / "target.model").rename(folder / "target.spm")
     for extra in ("source.vocab", "target.vocab"):
@@ -115,7 +143,7 @@ def make_test_model(
     vocab: dict[str, int] = {"</s>": 0, "<unk>": 1}
     for piece in _pieces(folder / "source.spm") + _pieces(folder / "target.spm"):
         vocab.setdefault(piece, len(vocab))
-    dims = dict(SHAPES[shape])
+    dims = dict(SHAPES["copy" if teach else shape])
     size = dims.pop("vocab_size") or len(vocab) + 1
     filler = 0
     while len(vocab) < size - 1:
@@ -165,9 +193,12 @@ def make_test_model(
         num_beams=num_beams,
         max_length=512,
     )
-    if behaviour == "copy" and small:
-        _teach_to_copy(model, folder, corpora[source][0] + corpora[target][0], seed)
+    if teach:
+        from worker.copy_training import teach_to_copy
+
+        teach_to_copy(model, folder, everything, seed)
     model.save_pretrained(folder)
+    _readable(folder)
     log.info(
         "test model (%s, %s, %d parameters, vocabulary %d) written to %s",
         shape,
@@ -179,46 +210,41 @@ def make_test_model(
     return folder
 
 
-def _teach_to_copy(model, folder: Path, lines: Sequence[str], seed: int, steps: int = 700) -> None:  # type: ignore[no-untyped-def]
-    """Train the model to give back its input: pieces of the corpus lines and random piece strings,
-    up to 24 pieces, each followed by the end token (so it learns where to stop)."""
-    import random
+def copy_corpus(zh: Sequence[str]) -> list[str]:
+    """What the copy model's tokenizer and teaching read: the Chinese sentences it must copy, then `zh`
+    (its small corpus) and the English corpus."""
+    english = (DATA / "corpus.en.txt").read_text(encoding="utf-8").splitlines()
+    return _lines(DATA / "zh_sentences.txt") + list(zh) + english
 
-    import torch
-    from transformers import MarianTokenizer
 
-    tokenizer = MarianTokenizer.from_pretrained(str(folder))
-    encoded = [tokenizer(line, add_special_tokens=False)["input_ids"] for line in lines if line.strip()]
-    pieces = [piece for ids in encoded for piece in ids]
-    rng = random.Random(seed)
-    torch.manual_seed(seed)
+def _lines(path: Path) -> list[str]:
+    return [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
-    def example() -> list[int]:
-        length = rng.randint(1, 24)
-        if rng.random() < 0.5:
-            ids = rng.choice(encoded)
-            start = rng.randint(0, max(0, len(ids) - length))
-            return ids[start : start + length]
-        return [rng.choice(pieces) for _ in range(length)]
 
-    pad, eos, rows = model.config.pad_token_id, model.config.eos_token_id, 64
-    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
-    model.train()
-    for _ in range(steps):
-        batch = [example() + [eos] for _ in range(rows)]
-        width = max(len(ids) for ids in batch)
-        inputs = torch.full((rows, width), pad)
-        labels = torch.full((rows, width), -100)
-        mask = torch.zeros((rows, width), dtype=torch.long)
-        for row, ids in enumerate(batch):
-            inputs[row, : len(ids)] = labels[row, : len(ids)] = torch.tensor(ids)
-            mask[row, : len(ids)] = 1
-        loss = model(input_ids=inputs, attention_mask=mask, labels=labels).loss
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-    model.eval()
-    log.info("taught the test model to copy its input (final loss %.2f)", loss.item())
+def _readable(folder: Path) -> None:
+    """Files any user may read (a container's user too: save_pretrained may write 0600)."""
+    folder.chmod(0o755)
+    for file in folder.iterdir():
+        if file.is_file():
+            file.chmod(0o644)
+
+
+def _shipped_copy_model(folder: Path, source: str, target: str, num_beams: int) -> Path:
+    """The copy model that ships with the package, for `source`-`target` (it copies either language)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for file in COPY_MODEL.iterdir():
+        if file.is_file():
+            shutil.copyfile(file, folder / file.name)
+    tokenizer = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+    tokenizer.update(source_lang=source, target_lang=target)
+    (folder / "tokenizer_config.json").write_text(json.dumps(tokenizer), encoding="utf-8")
+    if num_beams != 1:
+        generation = json.loads((folder / "generation_config.json").read_text(encoding="utf-8"))
+        generation["num_beams"] = num_beams
+        (folder / "generation_config.json").write_text(json.dumps(generation, indent=2), encoding="utf-8")
+    _readable(folder)
+    log.info("test model (copy, %s-%s) written to %s", source, target, folder)
+    return folder
 
 
 def main() -> None:
@@ -231,9 +257,12 @@ def main() -> None:
     parser.add_argument(
         "--behaviour", choices=["copy", "random"], default="copy", help="tiny shape: taught to copy, or untrained"
     )
+    parser.add_argument(
+        "--train", action="store_true", help="copy model: train it again (minutes) instead of copying the shipped one"
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    make_test_model(args.folder, shape=args.shape, pair=args.pair, behaviour=args.behaviour)
+    make_test_model(args.folder, shape=args.shape, pair=args.pair, behaviour=args.behaviour, train=args.train)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,14 @@
-"""Degenerate translations: a loop (one phrase over and over) or a length far out of proportion to the
-source. Such a translation is made again once with repeats banned and its length capped; the job says
-so in its `warnings` either way, and one that is still degenerate is not cached."""
+"""Degenerate translations: a loop (a phrase over and over, or mostly repeats) or a length far out of
+proportion to the source. Such a translation is made again once with repeats banned and its length
+capped; the job says so in its `warnings` either way, and one that is still degenerate is not cached."""
 
 from __future__ import annotations
 
 import logging
 import re
 from typing import TYPE_CHECKING, Any
+
+from worker.repeats import loop
 
 if TYPE_CHECKING:
     from worker.engine import TranslationEngine
@@ -16,8 +18,6 @@ log = logging.getLogger(__name__)
 # Scripts written without spaces count each character as a word.
 _UNSPACED = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"  # kana, CJK, hangul
 _WORD = re.compile(rf"[{_UNSPACED}]|[^\s{_UNSPACED}]+")
-LOOP_PHRASE_WORDS = 4  # phrases of 1..4 words
-LOOP_REPEATS = 4  # a phrase this many times in a row is a loop
 LENGTH_FACTOR, LENGTH_SLACK = 3, 8  # more than 3x the source's words + 8 is far out of range
 
 
@@ -26,23 +26,14 @@ def words(text: str) -> list[str]:
 
 
 def problem(source: str, translation: str) -> str | None:
-    """Why the translation looks degenerate ("repeats a phrase", "is too long"), or None."""
-    out = words(translation)
-    if _loops(out):
-        return "repeats a phrase"
-    if len(out) > LENGTH_FACTOR * len(words(source)) + LENGTH_SLACK:
+    """Why the translation looks degenerate ("repeats a phrase", "is mostly repeats", "is too long for
+    its source"; see worker.repeats for what counts as a loop), or None."""
+    looped = loop(source, translation)
+    if looped:
+        return looped
+    if len(words(translation)) > LENGTH_FACTOR * len(words(source)) + LENGTH_SLACK:
         return "is too long for its source"
     return None
-
-
-def _loops(tokens: list[str]) -> bool:
-    for size in range(1, LOOP_PHRASE_WORDS + 1):
-        needed = size * LOOP_REPEATS
-        for start in range(0, len(tokens) - needed + 1):
-            phrase = tokens[start : start + size]
-            if all(tokens[start + k * size : start + (k + 1) * size] == phrase for k in range(1, LOOP_REPEATS)):
-                return True
-    return False
 
 
 def guard(engine: TranslationEngine, finished: dict[str, str]) -> tuple[dict[str, dict[str, Any]], set[str]]:

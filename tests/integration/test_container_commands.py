@@ -4,6 +4,7 @@ object, and the worker's node name says which container it runs in."""
 
 import dataclasses
 import json
+import time
 
 import pytest
 import requests
@@ -62,3 +63,33 @@ def test_the_worker_command_writes_json_only_and_names_its_node(redis_server, tm
     entries = _json_lines((tmp_path / "worker.log").read_text())
     assert any("loaded" in e["message"] for e in entries)
     assert any(e["message"].startswith("transq-") and e["message"].endswith("ready.") for e in entries)
+
+
+def test_the_worker_command_logs_no_error_across_a_broker_restart(redis_server, tmp_path, model_dir):
+    """A broker restart is a handled event: the worker reconnects, with no error in its log (Celery's
+    gossip, which transq does not use, logged "Error on restarting Gossip: AttributeError(...)")."""
+    settings = dataclasses.replace(stack_settings(redis_server.url, model_dir), log_format="json")
+    log = tmp_path / "worker.log"
+    worker = WorkerProcess(settings, log, container_command=True)
+
+    def connected() -> int:
+        return sum(e["message"].startswith("Connected to ") for e in _json_lines(log.read_text()))
+
+    try:
+        worker.start(wait_ready=True)
+        redis_server.kill()
+        time.sleep(3)  # a few reconnection attempts
+        redis_server.start()  # the same port
+        deadline = time.monotonic() + 60
+        while connected() < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        worker.wait_ready(timeout=30)  # heartbeats again
+        time.sleep(2)  # what the consumer's restart would log comes right after it connects
+    finally:
+        worker.stop()
+    entries = _json_lines(log.read_text())
+    assert connected() == 2, [e["message"] for e in entries]
+    # While the broker is down Celery says so ("consumer: Cannot connect to …: Trying again"): that error
+    # is the outage itself; anything else at ERROR (the gossip's "Error on restarting") is not.
+    errors = [e for e in entries if e["level"] in ("ERROR", "CRITICAL") and "Cannot connect" not in e["message"]]
+    assert not errors and not [e for e in entries if "Gossip" in e["message"]], errors

@@ -48,9 +48,11 @@ def test_two_pairs_route_to_their_own_workers(make_stack, en_zh_model):
         assert served_by(s, job["id"]).startswith(pair + "-")
     assert s.client.job(english["id"])["model"] == str(en_zh_model)
 
-    # With two pairs served the pair must be named, and an unserved one is refused naming those served.
+    # With two pairs served a request naming neither language goes to TRANSQ_DEFAULT_PAIR (zh-en), and an
+    # unserved pair is refused naming those served.
     unnamed = post(s, {"text": "哪一种？"})
-    assert unnamed.status_code == 422 and unnamed.json()["error"]["code"] == "unsupported_language_pair"
+    assert unnamed.status_code == 202 and s.client.wait(unnamed.json()["id"], timeout=60)["status"] == "succeeded"
+    assert served_by(s, unnamed.json()["id"]).startswith("zh-en-")
     french = post(s, {"text": "Bonjour.", "source_lang": "fr", "target_lang": "en"})
     assert french.status_code == 422 and "en-zh, zh-en" in french.json()["error"]["message"]
     assert post(s, {"text": "Only the target.", "target_lang": "zh"}).status_code == 202  # one pair fits

@@ -75,11 +75,16 @@ def run_dev_until_ready(*args: str, env: dict | None = None) -> tuple[str | None
     )
     try:
         # The services' own logs share the terminal; the line comes once the API and the worker are ready.
-        ready = next((line for line in process.stdout if line.startswith("ready")), None)
+        before = []
+        for line in process.stdout:
+            if line.startswith("ready"):
+                break
+            before.append(line)
+        ready = line if line.startswith("ready") else None
     finally:
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=60)
-    return ready, stderr, port
+    return ready, "".join(before) + stderr, port
 
 
 def test_dev_prints_one_ready_line_and_leaves_no_redis_folder(model_dir):
@@ -110,7 +115,11 @@ def test_translate_reads_standard_input(stack):
 def test_dev_without_the_hub_and_without_a_model_serves_the_test_model(tmp_path):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_CACHE_HOME": str(tmp_path)}
     env.pop("TRANSQ_MODEL", None)
-    ready, stderr, port = run_dev_until_ready(env=env)
+    ready, console, port = run_dev_until_ready(env=env)
     assert ready == f"ready: http://127.0.0.1:{port}/ (Ctrl-C stops)\n"
-    assert "serving the offline test model" in stderr.splitlines()[0]
-    assert (tmp_path / "transq" / "test-model-zh-en-copy" / "config.json").exists()
+    assert "serving the offline test model (it copies its input)" in console.splitlines()[0]
+    assert "worker/data/copy-model" in console  # the shipped model: nothing built, nothing downloaded
+    assert not (tmp_path / "transq").exists()
+    # a clean console: the services' log lines, without Celery's banner or its warning about running as root
+    assert "[config]" not in console and ".> transport:" not in console, console
+    assert "superuser privileges" not in console, console
