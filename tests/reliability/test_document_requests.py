@@ -65,7 +65,7 @@ def test_68_hostile_documents_are_refused_as_too_complex(stack, name, data):
 
 
 def test_69_download_name_is_bounded_and_clean(stack):
-    name = "\u202egpj.\x00" + "报告" * 5000 + "/../x\u200b.md"
+    name = "\u202egpj.\x00" + "报告" * 150 + "/../x\u200b.md"
     response = post(stack, "第一句。".encode(), "text/markdown", "?filename=" + requests.utils.quote(name))
     assert response.status_code in (200, 202), response.text
     stack.client.wait(response.json()["id"])
