@@ -103,7 +103,7 @@ def test_a_client_over_its_storage_limit_is_refused_and_another_is_not(make_app)
     """Each upload's compressed source counts against its client (here its address) until it expires; the
     first upload of a client holding nothing always goes in."""
     client = make_app(client_storage_bytes=300_000).test_client()
-    document = "<p>一句话。</p><img src='data:image/png;base64,{}'>".format(os.urandom(120_000).hex())
+    document = f"<p>一句话。</p><img src='data:image/png;base64,{os.urandom(120_000).hex()}'>"
     statuses = [upload(client, f"{i}.html", document.encode()).status_code for i in range(3)]
     assert statuses == [202, 202, 429]
     refused = upload(client, "3.html", document.encode())
