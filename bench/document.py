@@ -19,7 +19,7 @@ import requests
 
 from bench.common import load_workload, machine, opus_shaped_model, table
 from bench.throughput import _seconds
-from devstack.processes import ApiProcess, WorkerProcess
+from devstack.processes import ApiProcess, DocumentStageProcess, WorkerProcess
 from devstack.redis_server import RedisServer
 from shared.settings import Settings
 
@@ -43,7 +43,7 @@ def run_document(session: requests.Session, url: str, name: str, text: str) -> d
     response = session.post(f"{url}/v1/documents", files={"file": (name, io.BytesIO(text.encode()))}, timeout=60)
     response.raise_for_status()
     job = response.json()
-    while job["status"] in ("queued", "running"):
+    while job["status"] in ("parsing", "queued", "running", "rendering"):
         time.sleep(0.05)
         job = session.get(f"{url}/v1/jobs/{job['id']}", timeout=30).json()
     if job["status"] != "succeeded":
@@ -89,9 +89,11 @@ def main() -> None:
         )
         api = ApiProcess(settings, Path(tmp) / "api.log")
         worker = WorkerProcess(settings, Path(tmp) / "worker.log")
+        stage = DocumentStageProcess(settings, Path(tmp) / "documents.log", name="documents")
         session = requests.Session()
         try:
             api.start(workers=1)
+            stage.start(wait_ready=True)
             worker.start(wait_ready=True, timeout=300)
             run_document(session, api.url, "warm-up.md", "# 预热\n\n预热的句子。\n")
             runs = []
@@ -100,6 +102,7 @@ def main() -> None:
                 runs.append((label, run_document(session, api.url, "report.md", build_markdown(sentences))))
         finally:
             worker.stop()
+            stage.stop()
             api.stop()
             broker.stop()
             cache.stop()

@@ -10,14 +10,15 @@ _RANKS = "local rank = {parsing=0, queued=1, running=2, rendering=3, succeeded=4
 # (kind r: a job record, s: a document's source, o: a translated document) scored by when that data
 # expires, and its total in `<set>:bytes`. Entries whose time has come are released on the client's next
 # submission; a job's entry changes with its record (its texts go when it finishes) and goes with its data.
+# A counter is decremented before its entries go: at maxmemory that write (the first) is refused, not half.
 _USAGE = """
 local function usage_release(z, now)
   local gone = redis.call('ZRANGEBYSCORE', z, '-inf', now)
   if #gone == 0 then return end
   local freed = 0
   for _, m in ipairs(gone) do freed = freed + tonumber(string.match(m, ':(%d+)$')) end
-  redis.call('ZREMRANGEBYSCORE', z, '-inf', now)
   redis.call('DECRBY', z .. ':bytes', freed)
+  redis.call('ZREMRANGEBYSCORE', z, '-inf', now)
 end
 local function usage_add(job, field, z, member, expiry)
   redis.call('ZADD', z, expiry, member)
@@ -29,8 +30,9 @@ local function usage_add(job, field, z, member, expiry)
 end
 local function usage_drop(job, field, z)
   local member = redis.call('HGET', job, field)
-  if member and redis.call('ZREM', z, member) == 1 then
+  if member and redis.call('ZSCORE', z, member) then
     redis.call('DECRBY', z .. ':bytes', tonumber(string.match(member, ':(%d+)$')))
+    redis.call('ZREM', z, member)
   end
   redis.call('HDEL', job, field)
 end

@@ -121,9 +121,15 @@ def finish(ctx: WorkerContext, work: JobWork) -> None:
         outcome = ctx.broker.retry(
             lambda: ctx.store.translated(work.job.id, work.assemble(), work.cached, work.done, work.warnings)
         )
-        if outcome == "ok":
+        if outcome != "ok":
+            return
+        try:
             ctx.send_to_document_stage(work.job.id)
-            log.info("job %s translated; the document stage renders it", work.job.id, extra={"job_id": work.job.id})
+        except Exception as exc:  # noqa: BLE001 - never leave the job `rendering` with no message on its way
+            log.error("job %s: cannot reach the document stage: %s", work.job.id, exc, extra={"job_id": work.job.id})
+            fail(ctx, work.job.id, ErrorCode.UNAVAILABLE, "the translated document could not be sent to be rendered")
+            return
+        log.info("job %s translated; the document stage renders it", work.job.id, extra={"job_id": work.job.id})
         return
     outcome = ctx.broker.retry(
         lambda: ctx.store.succeed(work.job.id, work.assemble(), work.cached, work.done, work.warnings)

@@ -155,3 +155,50 @@ def test_the_cli_translates_a_document_into_the_same_format(stack, tmp_path, nam
     assert result.returncode == 0, result.stderr
     shape = docx_shape if name.endswith(".docx") else lambda b: markdown_shape(b.decode())
     assert shape(output.read_bytes()) == shape(data)
+
+
+@pytest.mark.parametrize(
+    "name, data, message",
+    [
+        ("broken.docx", b"PK\x03\x04 broken", "docx"),
+        ("bad.srt", b"1\nno timing here\n", "SubRip"),
+    ],
+)
+def test_a_malformed_document_fails_its_job_invalid_document(stack, name, data, message):
+    """What only parsing finds is found by the document stage: the upload is accepted (`parsing`), its job
+    fails `invalid_document` (moved here from tests/api: the API no longer parses)."""
+    accepted = upload(stack, name, data)
+    assert accepted["status"] == "parsing"
+    job = stack.client.wait(accepted["id"])
+    assert job["status"] == "failed" and job["error"]["code"] == "invalid_document", job
+    assert message in job["error"]["message"]
+
+
+def test_a_json_document_job_is_parsed_by_the_stage(stack):
+    bad = requests.post(stack.api.url + "/v1/jobs", json={"text": "1\nnot a timing\n", "format": "srt"}, timeout=10)
+    assert bad.status_code == 202 and bad.json()["status"] == "parsing"
+    job = stack.client.wait(bad.json()["id"])
+    assert job["error"]["code"] == "invalid_document" and "SubRip" in job["error"]["message"]
+    good = requests.post(stack.api.url + "/v1/jobs", json={"texts": [samples.HTML], "format": "html"}, timeout=10)
+    job = stack.client.wait(good.json()["id"])
+    assert job["status"] == "succeeded" and 10 <= job["progress"]["sentences_total"] <= 30  # its text, not markup
+
+
+def test_a_document_with_nothing_to_translate_is_done_by_the_stage(stack):
+    accepted = upload(stack, "images.html", b"<p><img src=a.png></p>")
+    job = stack.client.wait(accepted["id"])
+    assert job["status"] == "succeeded" and job["result"]["translations"] == ["<p><img src=a.png></p>"]
+    assert download(stack, job["id"]).content == b"<p><img src=a.png></p>"
+
+
+def test_a_document_jobs_data_is_kept_compressed_and_only_while_needed(stack):
+    """The job goes parsing -> queued -> running -> rendering -> succeeded; once it has succeeded the broker
+    holds its translated document (compressed, TRANSQ_DOCUMENT_TTL), not its source, texts or units."""
+    job = stack.client.wait(upload(stack, "notes.md", samples.MARKDOWN.encode())["id"])
+    assert job["status"] == "succeeded"
+    prefix = stack.settings.key_prefix
+    record = stack.r.hgetall(f"{prefix}job:{job['id']}")
+    assert "texts" not in record and "result" not in record and record["status"] == "succeeded"
+    assert stack.r.exists(f"{prefix}docsrc:{job['id']}") == 0
+    assert 0 < stack.r.ttl(f"{prefix}docout:{job['id']}") <= stack.settings.document_ttl
+    assert 0 < stack.r.ttl(f"{prefix}job:{job['id']}") <= stack.settings.document_ttl

@@ -1,0 +1,67 @@
+"""Each client's storage in the broker, accounted by the job store's scripts against a real Redis: charged
+when a job and its document are stored, refused over the limit (nothing written), shrunk when the job
+finishes, released when the data expires or the job is forgotten."""
+
+import time
+
+from shared.error_codes import ErrorCode
+from shared.jobs import PARSING, QUEUED, Job, JobStore, Usage, new_job_id, utc_now
+from shared.keys import Keys
+
+ROUTE = "zh-en-0123456789"
+KEYS = Keys()
+
+
+def job(texts: list[str], status: str = QUEUED) -> Job:
+    return Job(
+        id=new_job_id(), status=status, texts=texts, model="m", created_at=utc_now(), sentences_total=1, route=ROUTE
+    )
+
+
+def held(redis_client, client: str) -> int:
+    return int(redis_client.get(KEYS.usage(client) + ":bytes") or 0)
+
+
+def test_a_client_is_charged_refused_over_its_limit_and_another_is_not(redis_client):
+    store = JobStore(redis_client, KEYS, job_ttl=100, result_ttl=50)
+    mine, other = Usage(KEYS.usage("addr:1"), 50_000), Usage(KEYS.usage("addr:2"), 50_000)
+    first = job(["字" * 10_000])  # 30 KB of UTF-8
+    assert store.create(first, usage=mine).outcome == "created"
+    assert 30_000 < held(redis_client, "addr:1") < 31_000
+    refused = store.create(job(["字" * 10_000]), usage=mine)
+    assert refused.outcome == "over_quota" and refused.held_bytes == held(redis_client, "addr:1")
+    assert 0 < refused.retry_after <= 100
+    assert store.create(job(["字" * 10_000]), usage=other).outcome == "created"
+    assert redis_client.zcard(KEYS.pending(ROUTE)) == 2  # the refused job wrote nothing
+
+
+def test_a_document_is_charged_and_what_a_finished_job_no_longer_holds_is_released(redis_client):
+    store = JobStore(redis_client, KEYS, job_ttl=100, result_ttl=50)
+    usage = Usage(KEYS.usage("key:a"), 0)
+    document = job([], status=PARSING)
+    document.document = '{"format": "markdown"}'
+    store.create(document, usage=usage, document_source=b"x" * 20_000, document_ttl=30)
+    assert redis_client.ttl(KEYS.document_source(document.id)) == 30
+    assert 20_000 < held(redis_client, "key:a") < 21_000
+    store.fail(document.id, ErrorCode.INVALID_DOCUMENT, "bad")
+    assert redis_client.exists(KEYS.document_source(document.id)) == 0
+    assert held(redis_client, "key:a") < 1_000  # only the small failed record is left
+    plain = job(["字" * 10_000])
+    store.create(plain, usage=usage)
+    store.succeed(plain.id, ["short"], 0, 1)
+    assert "texts" not in redis_client.hgetall(KEYS.job(plain.id))
+    assert held(redis_client, "key:a") < 2_000
+
+
+def test_expired_and_forgotten_data_is_released(redis_client):
+    store = JobStore(redis_client, KEYS, job_ttl=1, result_ttl=1)
+    usage = Usage(KEYS.usage("addr:3"), 25_000)
+    forgotten = job(["字" * 5_000])
+    store.create(forgotten, usage=usage)
+    store.delete(forgotten)
+    assert held(redis_client, "addr:3") == 0 and redis_client.exists(KEYS.job(forgotten.id)) == 0
+    store.create(job(["字" * 5_000]), usage=usage)
+    assert store.create(job(["字" * 5_000]), usage=usage).outcome == "over_quota"
+    time.sleep(2.1)  # the records expire; their entries go on the client's next submission
+    assert store.create(job(["字" * 5_000]), usage=usage).outcome == "created"
+    assert 15_000 < held(redis_client, "addr:3") < 16_000
