@@ -52,7 +52,8 @@ def test_each_format_comes_back_with_its_structure(stack, name, data, shape):
     assert job["status"] == "succeeded", job
     response = download(stack, job["id"])
     stem, extension = name.rsplit(".", 1)
-    assert response.headers["Content-Disposition"] == f"attachment; filename*=UTF-8''{stem}.en.{extension}"
+    named = f"{stem}.en.{extension}"
+    assert response.headers["Content-Disposition"] == f"attachment; filename=\"{named}\"; filename*=UTF-8''{named}"
     assert shape(response.content) == shape(data)
     if extension != "docx":
         assert job["result"]["translations"] == [response.content.decode()]

@@ -65,21 +65,23 @@ def test_68_hostile_documents_are_refused_as_too_complex(stack, name, data):
 
 
 def test_69_download_name_is_bounded_and_clean(stack):
-    name = "\u202egpj.\x00" + "报告" * 150 + "/../x\u200b.md"
-    response = post(stack, "第一句。".encode(), "text/markdown", "?filename=" + requests.utils.quote(name))
-    assert response.status_code in (200, 202), response.text
-    stack.client.wait(response.json()["id"])
-    download = requests.get(f"{stack.api.url}/v1/jobs/{response.json()['id']}/document", timeout=30)
-    assert download.status_code == 200
-    disposition = download.headers["Content-Disposition"]
-    assert len(disposition) < 1200
-    plain = re.search(r'filename="([^"]*)"', disposition).group(1)  # what curl -OJ saves as
-    assert plain.isascii() and plain.endswith(".md") and "/" not in plain and ".." not in plain
-    encoded = re.search(r"filename\*=UTF-8''(\S+)", disposition).group(1)
-    decoded = requests.utils.unquote(encoded)
-    assert len(decoded) <= 100 and decoded.endswith(".en.md")
-    assert not any(ch in decoded for ch in "\x00\u202e\u200b/\\")
-    assert download.headers["Content-Type"] == "text/markdown; charset=utf-8"  # the charset named once
+    named = "\u202egpj.\x00" + "x" * 300 + "/../x\u200b.md"  # in the query: NUL, bidi override, a path
+    bare = post(stack, "第一句。".encode(), "text/markdown", "?filename=" + requests.utils.quote(named))
+    long_name = "\u202e" + "报告" * 5000 + ".md"  # in the form: 30 KB of name
+    form = requests.post(stack.api.url + "/v1/documents", files={"file": (long_name, "第二句。".encode())}, timeout=30)
+    for response in (bare, form):
+        assert response.status_code in (200, 202), response.text
+        stack.client.wait(response.json()["id"])
+        download = requests.get(f"{stack.api.url}/v1/jobs/{response.json()['id']}/document", timeout=30)
+        assert download.status_code == 200
+        disposition = download.headers["Content-Disposition"]
+        assert len(disposition) < 1200
+        plain = re.search(r'filename="([^"]*)"', disposition).group(1)  # what curl -OJ saves as
+        assert plain.isascii() and plain.endswith(".en.md") and "/" not in plain and not plain.startswith(".")
+        decoded = requests.utils.unquote(re.search(r"filename\*=UTF-8''(\S+)", disposition).group(1))
+        assert len(decoded) <= 100 and decoded.endswith(".en.md")
+        assert not any(ch in decoded for ch in "\x00\u202e\u200b/\\")
+        assert download.headers["Content-Type"] == "text/markdown; charset=utf-8"  # the charset named once
 
 
 def test_69_html_pages_carry_nosniff_csp_and_frame_protection(stack):
