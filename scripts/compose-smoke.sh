@@ -54,6 +54,13 @@ wait_final() {  # $1: id, $2: seconds
   done
   echo timeout
 }
+wait_readyz() {  # $1: what /readyz must say, $2: the failure otherwise (within 300 s)
+  local deadline=$((SECONDS + 300))
+  until has "$(curl -fsS "$API/readyz" 2>/dev/null || true)" "$1"; do
+    [ $SECONDS -lt $deadline ] || fail "$2"
+    sleep 2
+  done
+}
 sentences() {  # $1: how many distinct sentences, $2: tag
   python3 -c "import json,sys; n,t=int(sys.argv[1]),sys.argv[2]; print(json.dumps({'text': ''.join(f'{t}第{i}句话。' for i in range(n))}, ensure_ascii=False))" "$1" "$2"
 }
@@ -68,11 +75,7 @@ dc build
 
 step "up -d with no --scale: WORKER_REPLICAS (2) workers"
 dc up -d
-deadline=$((SECONDS + 300))
-until has "$(curl -fsS "$API/readyz" 2>/dev/null || true)" '"workers":2'; do
-  [ $SECONDS -lt $deadline ] || fail "the stack did not become ready with two workers"
-  sleep 2
-done
+wait_readyz '"workers":2' "the stack did not become ready with two workers"
 curl -fsS "$API/readyz"; echo
 dc ps
 
@@ -155,11 +158,7 @@ echo "up -d: $running workers running"
 
 step "the en-zh profile starts offline; a request naming no language goes to TRANSQ_DEFAULT_PAIR"
 COMPOSE_PROFILES=en-zh dc up -d worker-en-zh
-deadline=$((SECONDS + 300))
-until has "$(curl -fsS "$API/readyz" 2>/dev/null || true)" '"en-zh":1'; do
-  [ $SECONDS -lt $deadline ] || fail "the en-zh worker did not become ready"
-  sleep 2
-done
+wait_readyz '"en-zh":1' "the en-zh worker did not become ready"
 curl -fsS "$API/readyz"; echo
 id=$(post_job '{"text": "The second pair works offline.", "source_lang": "en", "target_lang": "zh"}')
 [ "$(wait_final "$id" 120)" = succeeded ] || fail "the en-zh job $id did not succeed"
