@@ -20,6 +20,7 @@ from shared.logging_setup import configure_logging, current_job_id
 from shared.memory import probe_memory
 from shared.redis_client import redact_url
 from shared.settings import Settings
+from worker import drain
 from worker.context import WorkerContext
 from worker.rounds import run_round
 
@@ -106,6 +107,7 @@ def _log_start(**_: Any) -> None:
 @worker_process_init.connect
 def _load_model(**_: Any) -> None:
     """Load the model in each pool process before it takes work, then report ready."""
+    drain.install_in_pool_process()
     configure_logging(settings.log_format, settings.log_level)
     context = TranslateTask().context
     try:

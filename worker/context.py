@@ -48,6 +48,7 @@ class WorkerContext:
         self.broker = BrokerHealth()
         self.route = route_for(settings)
         self._rounds_running = 0
+        self.running_jobs = 0  # jobs of the running round (worker.leases.LeaseKeeper), in the heartbeat
         self._idle_since = time.monotonic()
 
     @contextmanager
@@ -131,8 +132,9 @@ class WorkerContext:
         return sent
 
     def start_heartbeat(self) -> None:
-        """Report readiness (model loaded) every few seconds from a background thread, and re-send the
-        wake-ups of forgotten waiting jobs."""
+        """Report readiness (model loaded) and whether a round runs (for the API's per-route gauges, which
+        autoscalers read) every few seconds from a background thread, and re-send the wake-ups of forgotten
+        waiting jobs."""
         from worker.engine import describe
 
         info = describe(self.engine)
@@ -146,7 +148,8 @@ class WorkerContext:
         def beat() -> None:
             while True:
                 try:
-                    self.registry.beat(self.worker_id, info, self.route, self.namespace)
+                    now = {**info, "busy": self._rounds_running > 0, "running_jobs": self.running_jobs}
+                    self.registry.beat(self.worker_id, now, self.route, self.namespace)
                     self.wake_forgotten_jobs()
                 except Exception as exc:  # noqa: BLE001 - keep beating through broker outages
                     self.broker.saw_trouble()

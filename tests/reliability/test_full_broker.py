@@ -62,3 +62,29 @@ def test_worker_started_against_a_full_broker_waits_and_then_serves(make_stack):
     assert s.client.wait(queued["id"], timeout=60)["status"] == "succeeded", worker.log_tail()
     assert s.r.hget(f"transq:job:{queued['id']}", "attempts") == "1"
     assert s.client.wait(s.client.submit(["满了以后启动的工作。"])["id"], timeout=60)["status"] == "succeeded"
+
+
+def test_a_worker_whose_task_outlived_a_full_broker_consumes_again(make_stack):
+    """The broker stays full longer than TRANSQ_TASK_TIME_LIMIT: the pool process waiting on it is killed by
+    the hard time limit and its message cannot be acknowledged or given back while the broker is full. Once
+    memory frees, the worker consumes again by itself and every job reaches a final status."""
+    s = make_stack(test_hooks=True, task_soft_time_limit=3, task_time_limit=5)
+    running = s.client.submit([slow_text(2, "超过时限的满")])
+    waiting = [s.client.submit([f"超过时限的排队{i}。"]) for i in range(2)]
+    s.wait_status(running["id"], ("running",), timeout=30)
+    fill_to_maxmemory(s.r)
+    worker = s.workers[0]
+    deadline = time.monotonic() + 30
+    while "TimeLimitExceeded" not in worker.log_tail(200000):  # the pool process was killed in the outage
+        assert time.monotonic() < deadline, worker.log_tail()
+        time.sleep(0.2)
+    time.sleep(3)
+    free_memory(s.r)
+    for job in [running, *waiting]:
+        done = s.client.wait(job["id"], timeout=90)
+        assert done["status"] in ("succeeded", "failed"), (done, worker.log_tail())
+    for job in waiting:
+        assert s.client.job(job["id"])["status"] == "succeeded"
+    after = s.client.wait(s.client.submit(["满了又超时以后的工作。"])["id"], timeout=90)
+    assert after["status"] == "succeeded", (after, worker.log_tail(6000))
+    assert worker.process.poll() is None
