@@ -10,6 +10,10 @@ message counted as delivered in the consumer's prefetch window, which holds one 
 alive and never consumed again. Here the slot is freed all the same; the message stays in the broker's
 unacknowledged set, which kombu gives back to the queue after the visibility timeout (a job already final
 is then not run again), so nothing is lost.
+
+A message the consumer takes off the queue while the broker is full could not be recorded as unacknowledged,
+and kombu dropped it (a co-batched job whose round was killed then stayed `running` with nobody to resume
+it). Here it is delivered all the same, without that record: its task waits out the outage like any other.
 """
 
 from __future__ import annotations
@@ -30,7 +34,23 @@ def _broker_refused(exc: BaseException) -> bool:
     return is_transient(exc) or isinstance(exc, redis.exceptions.ExecAbortError)
 
 
+def _full(exc: BaseException) -> bool:
+    return isinstance(exc, (OutOfMemoryError, redis.exceptions.ExecAbortError)) or (
+        isinstance(exc, redis.ResponseError) and "OOM" in str(exc)
+    )
+
+
 class QoS(kombu_redis.QoS):
+    def append(self, message: virtual.Message, delivery_tag: str) -> None:
+        try:
+            super().append(message, delivery_tag)
+        except redis.RedisError as exc:
+            if not _full(exc):
+                raise
+            # Taken off the queue already: refusing it now would lose it. Run it unrecorded instead.
+            log.warning("message %s taken while the broker is full: running it without an unacked record", delivery_tag)
+            virtual.QoS.append(self, message, delivery_tag)
+
     def ack(self, delivery_tag: str) -> None:
         try:
             super().ack(delivery_tag)
