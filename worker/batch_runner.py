@@ -3,7 +3,7 @@
 Batches are planned over every untranslated sentence of the round's jobs (length-sorted, under the
 batch budget) and run shortest job first: a batch that completes a job with few sentences left runs
 before one that only advances a big job, so a one-sentence job sharing a round with a big one is not
-last. The pass stops early in two cases, leaving what it did not run untranslated:
+last. The pass stops early in these cases, leaving what it did not run untranslated:
 
 - `regroup`: its last batch is small and enough jobs arrive during its first steps to at least double
   it (the round takes them in and plans again);

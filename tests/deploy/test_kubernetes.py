@@ -210,8 +210,10 @@ def test_probes_resources_security_and_disruption_budgets(rendered):
         (container,) = pod["containers"]
         for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
             assert container[probe]["exec"]["command"] == ["python3", "-m", "worker.healthcheck"]
-        # README "Sizing": 1 GiB for opus-mt, int8, beam 1 ((peak + 128 MiB headroom) x 1.25)
-        assert container["resources"]["limits"]["memory"] == "1Gi"
+        # README "Memory sizing" for opus-mt, int8: (peak + 128 MiB headroom) x 1.25 = 1024 MiB at beam 1, 1152 at 4
+        beams = Settings.from_env(environment(docs, container)).num_beams
+        assert beams in (1, 4)
+        assert container["resources"]["limits"]["memory"] == {1: "1Gi", 4: "1152Mi"}[beams]
         assert container["resources"]["limits"]["cpu"] == container["resources"]["requests"]["cpu"]
         # the drain ends after the running batch, well within the grace period
         assert pod["terminationGracePeriodSeconds"] >= 60

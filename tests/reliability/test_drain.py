@@ -6,7 +6,10 @@ import signal
 import time
 
 import pytest
+import requests
+from prometheus_client.parser import text_string_to_metric_families
 
+from shared.routes import route_for
 from tests.reliability.conftest import StatusRecorder, slow_text
 
 pytestmark = pytest.mark.slow
@@ -25,6 +28,18 @@ def holder(s, job_id):
     return None
 
 
+def route_gauges(s) -> dict[str, float]:
+    """The stack's route's gauges on /metrics, as KEDA's metrics-api trigger reads them (by route label)."""
+    route = route_for(s.settings).key
+    text = requests.get(s.api.url + "/metrics", timeout=5).text
+    return {
+        sample.name: sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name.startswith("transq_route_") and sample.labels.get("route") == route
+    }
+
+
 def test_sigterm_mid_job_parks_it_and_another_worker_finishes_it(make_stack):
     s = make_stack(test_hooks=True, max_batch_sentences=1, worker=False)
     s.add_worker("w1")
@@ -40,6 +55,13 @@ def test_sigterm_mid_job_parks_it_and_another_worker_finishes_it(make_stack):
     assert first is not None
     (other,) = [w for w in s.workers if w is not first]
     translated = s.stat("sentences_translated")
+    # what an autoscaler sees meanwhile: one busy worker of two (so it keeps at least one), one running job
+    deadline = time.monotonic() + 10
+    while route_gauges(s).get("transq_route_workers_busy") != 1:
+        assert time.monotonic() < deadline, route_gauges(s)
+        time.sleep(0.2)
+    gauges = route_gauges(s)
+    assert gauges["transq_route_workers_ready"] == 2 and gauges["transq_route_jobs_running"] == 1, gauges
 
     signalled = time.monotonic()
     first.process.send_signal(signal.SIGTERM)
