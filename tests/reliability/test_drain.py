@@ -15,7 +15,7 @@ from tests.reliability.conftest import StatusRecorder, slow_text
 pytestmark = pytest.mark.slow
 
 BATCH_SECONDS = 2  # each sentence is its own batch (max_batch_sentences=1) and sleeps this long
-SENTENCES = 15  # a 30 s job
+SENTENCES = 20  # a 40 s job
 GRACE_SECONDS = 20  # the terminationGracePeriodSeconds this test allows (the job alone is longer)
 
 
@@ -67,8 +67,8 @@ def test_sigterm_mid_job_parks_it_and_another_worker_finishes_it(make_stack):
     first.process.send_signal(signal.SIGTERM)
     first.process.wait(timeout=GRACE_SECONDS)  # raises if it outlives the grace period
     exited = time.monotonic() - signalled
-    # it ends after the batch it was running (at most one batch), not after the whole job (~26 s left)
-    assert exited < BATCH_SECONDS + 6, (exited, first.log_tail())
+    # it ends after the batch it was running (at most one batch), not after the whole job (~30 s left)
+    assert exited < BATCH_SECONDS + 12, (exited, first.log_tail())  # a loaded machine shuts down slowly
     assert first.process.returncode == 0, first.log_tail()
     assert "park" in first.log_tail(200000)
 
