@@ -62,6 +62,7 @@ class RedisStatsCollector:
         )
         yield by_pair
         yield ready_by_pair
+        yield from _route_gauges(self.svc)
         for name, bounds in HISTOGRAMS.items():
             buckets = [(str(b), histograms.get(f"{name}:{b}", 0.0)) for b in bounds]
             buckets.append(("+Inf", histograms.get(f"{name}:+Inf", 0.0)))
@@ -71,6 +72,28 @@ class RedisStatsCollector:
                 buckets=buckets,
                 sum_value=histograms.get(f"{name}:sum", 0.0),
             )
+
+
+def _route_gauges(svc: Services) -> Iterator[Metric]:
+    """By route (one model, one worker Deployment): what an autoscaler scales a route's workers on (KEDA:
+    README "Kubernetes"). Busy workers come from their heartbeats (a round running), so a scale-in never
+    goes below the workers with work in hand."""
+    labels = ["route", "pair"]
+    depth = GaugeMetricFamily("transq_route_queue_depth", "Jobs waiting in a route's pending set.", labels=labels)
+    ready = GaugeMetricFamily("transq_route_workers_ready", "Live workers of a route.", labels=labels)
+    busy = GaugeMetricFamily("transq_route_workers_busy", "Workers of a route running a round now.", labels=labels)
+    running = GaugeMetricFamily(
+        "transq_route_jobs_running", "Jobs in the rounds a route's workers run now.", labels=labels
+    )
+    live = svc.registry.live_workers()
+    for name, pair in svc.routes.pairs().items():
+        for route in pair.routes:
+            mine = [w for w in live if w.get("route") == route.key]
+            depth.add_metric([route.key, name], svc.store.pending_count(route.key))
+            ready.add_metric([route.key, name], len(mine))
+            busy.add_metric([route.key, name], sum(1 for w in mine if w.get("busy")))
+            running.add_metric([route.key, name], sum(int(w.get("running_jobs") or 0) for w in mine))
+    yield from (depth, ready, busy, running)
 
 
 @bp.get("/metrics")

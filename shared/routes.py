@@ -91,3 +91,18 @@ def route_for(settings: Settings) -> Route:
     ]
     digest = hashlib.sha256(json.dumps(generation).encode()).hexdigest()[:10]
     return Route(f"{source}-{target}-{digest}", settings.model, source, target)
+
+
+def main() -> None:
+    """`python -m shared.routes`: the route of a worker started with this environment's TRANSQ_* settings,
+    and the names an autoscaler reads (KEDA's redis trigger: the pending set; /metrics: the route label)."""
+    from shared.keys import Keys
+
+    settings = Settings.from_env()
+    route = route_for(settings)
+    keys = Keys(settings.key_prefix)
+    print(f"route {route.key}\npair {route.pair}\npending {keys.pending(route.key)}\nqueue {keys.queue(route.key)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -3,14 +3,15 @@
 Batches are planned over every untranslated sentence of the round's jobs (length-sorted, under the
 batch budget) and run shortest job first: a batch that completes a job with few sentences left runs
 before one that only advances a big job, so a one-sentence job sharing a round with a big one is not
-last. The pass stops early in two cases, leaving what it did not run untranslated:
+last. The pass stops early in these cases, leaving what it did not run untranslated:
 
 - `regroup`: its last batch is small and enough jobs arrive during its first steps to at least double
   it (the round takes them in and plans again);
 - `fair_slice`: it has run that many batches while other jobs wait in the queue (the round parks its
   unfinished jobs, so the waiting ones go next);
 - `time_slice`: the round has run half its task's soft time limit (the round parks its jobs and their
-  own wake-ups bring them back, so a document of any size finishes, in as many rounds as it needs).
+  own wake-ups bring them back, so a document of any size finishes, in as many rounds as it needs);
+- `drain`: the worker is shutting down (worker.drain): the round parks its jobs and the task ends.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import redis
 from shared.error_codes import ErrorCode
 from shared.memory import probe_memory
 from worker.batching import BatchInterrupted, fit_to_memory, plan_batches
+from worker.drain import draining
 from worker.fault_hooks import run_fault_hooks
 from worker.job_work import JobWork, fail, finish
 from worker.output_guard import guard
@@ -43,6 +45,7 @@ class PassEnd(enum.Enum):
     REGROUP = "regroup"  # a small last batch stopped for arriving jobs
     FAIR_SLICE = "fair slice"  # the pass ran its share of batches while others wait
     TIME_SLICE = "time slice"  # the round ran half of its task's time limit
+    DRAIN = "drain"  # the worker is shutting down (SIGTERM): give the jobs back now
 
 
 class ArrivalWatch:
@@ -102,6 +105,9 @@ def translate_pass(
     batches = sorted(plan_batches(lengths, tokens, rows), key=order)
     run = 0
     for number, batch in enumerate(batches):
+        if draining.is_set():
+            log.info("the worker is shutting down after %d batches: giving the round's jobs back", run)
+            return PassEnd.DRAIN
         if fair_slice and run >= fair_slice and _others_wait(ctx):
             log.info("ran %d batches while other jobs wait: giving the rest of the round back", run)
             return PassEnd.FAIR_SLICE

@@ -6,6 +6,7 @@ import logging
 import os
 import re
 import signal
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from shared.logging_setup import configure_logging, current_job_id
 from shared.memory import probe_memory
 from shared.redis_client import redact_url
 from shared.settings import Settings
+from worker import drain
 from worker.context import WorkerContext
 from worker.rounds import run_round
 
@@ -58,7 +60,30 @@ class TranslateTask(Task):
     def on_failure(self, exc: BaseException, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
         # Called in the parent when the hard time limit killed the pool process.
         if isinstance(exc, TimeLimitExceeded) and args and isinstance(args[0], str):
-            self.context.store.fail(args[0], ErrorCode.TIMEOUT, f"the job ran longer than {settings.task_time_limit}s")
+            _store_timeout(self.context, args[0])
+
+
+def _store_timeout(context: WorkerContext, job_id: str) -> None:
+    """Fail a job whose task was killed at the hard time limit. This runs in Celery's callback and must not
+    raise (Celery would then neither acknowledge the message nor free the consumer's slot: the worker would
+    never consume again): in a broker outage (a full broker may be what held the task past its limit) the
+    failure is stored from a background thread once the broker takes writes again."""
+
+    def store() -> None:
+        context.store.fail(job_id, ErrorCode.TIMEOUT, f"the job ran longer than {settings.task_time_limit}s")
+
+    try:
+        store()
+    except redis.RedisError as exc:
+        log.warning("could not store job %s's timeout now (%s): retrying in the background", job_id, exc)
+
+        def retry() -> None:
+            try:
+                context.broker.retry(store, grace_seconds=settings.job_ttl)
+            except redis.RedisError:
+                log.exception("could not store job %s's timeout", job_id)
+
+        threading.Thread(target=retry, name="store-timeout", daemon=True).start()
 
 
 @app.task(bind=True, base=TranslateTask, name=TRANSLATE_TASK, max_retries=None)
@@ -106,6 +131,7 @@ def _log_start(**_: Any) -> None:
 @worker_process_init.connect
 def _load_model(**_: Any) -> None:
     """Load the model in each pool process before it takes work, then report ready."""
+    drain.install_in_pool_process()
     configure_logging(settings.log_format, settings.log_level)
     context = TranslateTask().context
     try:

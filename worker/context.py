@@ -24,6 +24,7 @@ from shared.settings import Settings
 from shared.stats import Stats
 from shared.workers import WorkerRegistry
 from worker.broker_health import BrokerHealth
+from worker.consumer_watch import ConsumerWatch
 from worker.container import host_and_container
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,7 @@ class WorkerContext:
         self.broker = BrokerHealth()
         self.route = route_for(settings)
         self._rounds_running = 0
+        self.running_jobs = 0  # jobs of the running round (worker.leases.LeaseKeeper), in the heartbeat
         self._idle_since = time.monotonic()
 
     @contextmanager
@@ -138,8 +140,9 @@ class WorkerContext:
         return sent
 
     def start_heartbeat(self) -> None:
-        """Report readiness (model loaded) every few seconds from a background thread, and re-send the
-        wake-ups of forgotten waiting jobs."""
+        """Report readiness (model loaded) and whether a round runs (for the API's per-route gauges, which
+        autoscalers read) every few seconds from a background thread, and re-send the wake-ups of forgotten
+        waiting jobs; give up when the consumer no longer consumes (worker.consumer_watch)."""
         from worker.engine import describe
 
         info = describe(self.engine)
@@ -150,11 +153,18 @@ class WorkerContext:
         except OSError as exc:
             log.warning("cannot write %s: %s", WORKER_ID_FILE, exc)
 
+        watch = ConsumerWatch(self)
+
         def beat() -> None:
             while True:
                 try:
-                    self.registry.beat(self.worker_id, info, self.route, self.namespace)
+                    now = {**info, "busy": self._rounds_running > 0, "running_jobs": self.running_jobs}
+                    self.registry.beat(self.worker_id, now, self.route, self.namespace)
                     self.wake_forgotten_jobs()
+                    if watch.stalled(self._idle_since, self._rounds_running > 0):
+                        self.stop_heartbeat()  # the health check fails from now on
+                        watch.give_up()
+                        return
                 except Exception as exc:  # noqa: BLE001 - keep beating through broker outages
                     self.broker.saw_trouble()
                     log.warning("heartbeat failed: %s", exc)

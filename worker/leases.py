@@ -24,15 +24,18 @@ class LeaseKeeper:
         self._thread = threading.Thread(target=self._run, name="lease-keeper", daemon=True)
 
     def __enter__(self) -> LeaseKeeper:
+        self.ctx.running_jobs = len(self.job_ids)
         self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join(timeout=5)
+        self.ctx.running_jobs = 0
 
     def add(self, job_ids: list[str]) -> None:
         self.job_ids = self.job_ids + job_ids  # one assignment: the renewing thread sees old or new
+        self.ctx.running_jobs = len(self.job_ids)
 
     def _run(self) -> None:
         interval = max(0.2, self.ctx.settings.lease_seconds / 3)

@@ -20,7 +20,8 @@ time, their translations so far kept with their progress) and sends each a new
 wake-up, which queues behind the waiting jobs' messages. So one huge job cannot
 hold a worker while small jobs wait: they run after at most that many batches.
 A round also parks its jobs after half the task's soft time limit, so a job of any size
-finishes over several rounds instead of failing with `timeout`.
+finishes over several rounds instead of failing with `timeout`, and when its worker shuts down
+(SIGTERM: worker.drain), so a scale-in or a deploy costs one batch, not a lost delivery.
 """
 
 from __future__ import annotations
@@ -130,7 +131,7 @@ def _translate_jobs(
             )
             if end is PassEnd.DONE:
                 break
-            if end in (PassEnd.FAIR_SLICE, PassEnd.TIME_SLICE):
+            if end in (PassEnd.FAIR_SLICE, PassEnd.TIME_SLICE, PassEnd.DRAIN):
                 _park(ctx, active)
                 break
             regroups -= 1

@@ -1,6 +1,10 @@
 """Hardening 6: the broker Redis at maxmemory while a worker runs or starts. The worker backs off and
 keeps running; the outage never counts as a lost delivery; every accepted job finishes once it clears."""
 
+import os
+import signal
+import subprocess
+import sys
 import time
 
 import pytest
@@ -62,3 +66,61 @@ def test_worker_started_against_a_full_broker_waits_and_then_serves(make_stack):
     assert s.client.wait(queued["id"], timeout=60)["status"] == "succeeded", worker.log_tail()
     assert s.r.hget(f"transq:job:{queued['id']}", "attempts") == "1"
     assert s.client.wait(s.client.submit(["满了以后启动的工作。"])["id"], timeout=60)["status"] == "succeeded"
+
+
+def test_a_worker_whose_task_outlived_a_full_broker_consumes_again(make_stack):
+    """The broker stays full longer than TRANSQ_TASK_TIME_LIMIT: the pool process waiting on it is killed by
+    the hard time limit and its message cannot be acknowledged or given back while the broker is full. Once
+    memory frees, the worker consumes again by itself and every job reaches a final status."""
+    s = make_stack(test_hooks=True, task_soft_time_limit=5, task_time_limit=8)
+    running = s.client.submit([slow_text(2, "超过时限的满")])
+    waiting = [s.client.submit([f"超过时限的排队{i}。"]) for i in range(2)]
+    s.wait_status(running["id"], ("running",), timeout=30)
+    fill_to_maxmemory(s.r)
+    worker = s.workers[0]
+    deadline = time.monotonic() + 30
+    while "TimeLimitExceeded" not in worker.log_tail(200000):  # the pool process was killed in the outage
+        assert time.monotonic() < deadline, worker.log_tail()
+        time.sleep(0.2)
+    time.sleep(3)
+    free_memory(s.r)
+    for job in [running, *waiting]:
+        done = s.client.wait(job["id"], timeout=90)
+        assert done["status"] in ("succeeded", "failed"), (done, worker.log_tail())
+    after = s.client.wait(s.client.submit(["满了又超时以后的工作。"])["id"], timeout=90)
+    assert after["status"] == "succeeded", (after, worker.log_tail(6000))
+    assert worker.process.poll() is None
+
+
+def healthcheck(s, worker_id: str, tmp_path) -> int:
+    """The image's health check (`python -m worker.healthcheck`) for this worker."""
+    id_file = tmp_path / f"id-{worker_id.rsplit(':', 1)[-1]}"
+    id_file.write_text(worker_id)
+    env = {**os.environ, **s.settings.as_env(), "TRANSQ_WORKER_ID_FILE": str(id_file)}
+    return subprocess.run([sys.executable, "-m", "worker.healthcheck"], env=env, capture_output=True).returncode
+
+
+def test_a_worker_whose_consumer_no_longer_consumes_fails_its_healthcheck_and_exits(make_stack, tmp_path):
+    """Whatever else leaves a consumer stuck after an outage: its pool process sees messages wait while it sits
+    idle with the broker up, leaves the registry (the health check fails) and stops the worker, so that its
+    supervisor starts a new one. Here the consumer is stopped outright (SIGSTOP to the main process)."""
+    s = make_stack()
+    worker = s.workers[0]
+    assert s.client.wait(s.client.submit(["停下以前。"])["id"], timeout=60)["status"] == "succeeded"
+    (child,) = worker.child_pids()
+    (worker_id,) = [w for w in s.r.zrange("transq:workers", 0, -1) if f":{child}:" in w]
+    assert healthcheck(s, worker_id, tmp_path) == 0
+    os.kill(worker.process.pid, signal.SIGSTOP)
+    try:
+        job = s.client.submit(["停下的消费者。"])
+        deadline = time.monotonic() + 4 * s.settings.lease_seconds + 30
+        while worker.is_ready():
+            assert time.monotonic() < deadline, worker.log_tail()
+            time.sleep(0.2)
+        assert healthcheck(s, worker_id, tmp_path) == 1
+    finally:
+        os.kill(worker.process.pid, signal.SIGCONT)
+    worker.process.wait(timeout=60)  # it stopped itself: the supervisor's turn
+    assert "no longer takes them" in worker.log_tail(200000)
+    s.add_worker("restarted")
+    assert s.client.wait(job["id"], timeout=60)["status"] == "succeeded"

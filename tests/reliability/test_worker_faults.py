@@ -61,13 +61,16 @@ def test_03_poison_job_fails_after_max_deliveries_and_others_flow(make_stack):
 
 
 def test_04_sigterm_during_a_job_finishes_it_exactly_once(make_stack):
+    """A deploy: the old worker drains (its running batch ends, an unfinished job is parked: test_drain.py),
+    the new one finishes what is left."""
     s = make_stack(test_hooks=True)
     job = s.client.submit([slow_text(2, "deploy")])
     wait_running(s, job["id"])
     translated = s.stat("sentences_translated")
     s.workers[0].process.send_signal(signal.SIGTERM)  # warm shutdown
     s.workers[0].process.wait(timeout=60)
-    done = s.client.job(job["id"])
+    s.add_worker("new")
+    done = s.client.wait(job["id"], timeout=60)
     assert done["status"] == "succeeded"
     assert s.stat("sentences_translated") == translated + 1
     assert int(s.r.hget(f"transq:job:{job['id']}", "attempts")) == 1
