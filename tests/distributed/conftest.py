@@ -69,6 +69,10 @@ class HostStack(Stack):
     def start(self, workers: int = 2) -> HostStack:
         self.redis.start()
         self.cache.start()
+        return self.start_services(workers)
+
+    def start_services(self, workers: int) -> HostStack:
+        """The API and `workers` workers, once Redis is up."""
         self.api = ApiProcess(self.settings, self.tmp / "api.log", port=8080, **self._on("api")).start()
         self.client = TransqClient(self.api.url)
         self.r = broker_redis(self.settings)
