@@ -74,15 +74,18 @@ class RedisServer:
         launcher: list[str] | None = None,
         extra_args: list[str] | None = None,
         tls: TlsFiles | None = None,
+        username: str | None = None,
     ):
         """`host`: the address it listens on; `launcher`: a command prefix that runs it elsewhere (a
         devstack.hosts Host's `launcher`); `extra_args`: more redis-server options (replication);
-        `tls`: serve TLS only (its `url` is then rediss:// with the CA file)."""
+        `tls`: serve TLS only (its `url` is then rediss:// with the CA file); `username`: an ACL user with
+        `password` and every right, the default user switched off."""
         self.port = port or free_port()
         self.host = host
         self.launcher = launcher or []
         self.extra_args = extra_args or []
         self.tls = tls
+        self.username = username
         self.appendonly = appendonly
         self.maxmemory = maxmemory
         self.policy = policy
@@ -93,7 +96,7 @@ class RedisServer:
 
     @property
     def url(self) -> str:
-        auth = f":{self.password}@" if self.password else ""
+        auth = f"{self.username or ''}:{self.password}@" if self.password else ""
         if self.tls:
             return f"rediss://{auth}{self.host}:{self.port}/0?ssl_ca_certs={self.tls.ca}&ssl_cert_reqs=required"
         return f"redis://{auth}{self.host}:{self.port}/0"
@@ -122,7 +125,20 @@ class RedisServer:
             args += ["--appendfsync", "always"]
         if self.maxmemory:
             args += ["--maxmemory", self.maxmemory]
-        if self.password:
+        if self.username:
+            args += [
+                "--user",
+                self.username,
+                "on",
+                f">{self.password}",
+                "~*",
+                "&*",
+                "+@all",
+                "--user",
+                "default",
+                "off",
+            ]
+        elif self.password:
             args += ["--requirepass", self.password, "--masterauth", self.password]
         args += self.extra_args
         self.process = subprocess.Popen(

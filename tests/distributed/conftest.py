@@ -2,6 +2,7 @@
 
     def test_something(host_stack):
         s = host_stack(password="pw", workers=2)     # broker, cache, api, w1, w2 hosts; this test on "client"
+                                                      # (username="u": the broker has an ACL user u instead)
         job = s.client.submit(["你好。"])
         s.network.cut(s.hosts["w1"])                  # and s.network.heal(...), s.network.kill_processes(...)
 
@@ -46,6 +47,7 @@ class HostStack(Stack):
         tmp: Path,
         model_dir: Path,
         password: str | None = None,
+        username: str | None = None,
         tls: bool = False,
         **overrides: object,
     ):
@@ -57,7 +59,7 @@ class HostStack(Stack):
         # TLS: the servers' certificate names both Redis hosts' addresses; clients trust the test's CA only.
         self.tls = make_tls_files(tmp / "tls", [self.hosts[h].address for h in ("broker", "cache")]) if tls else None
         tls_files = self.tls
-        self.redis = RedisServer(password=password, tls=tls_files, **self._on("broker"))
+        self.redis = RedisServer(password=password, username=username, tls=tls_files, **self._on("broker"))
         self.cache = RedisServer(password=password, tls=tls_files, policy="allkeys-lru", **self._on("cache"))
         self.settings = stack_settings(self.redis.url, model_dir, cache_url=self.cache.url, **overrides)
         self.want_worker = False

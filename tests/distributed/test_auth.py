@@ -13,16 +13,18 @@ PASSWORD = "pw-Across-Hosts-7"
 
 
 def test_workers_on_other_hosts_translate_with_a_password_and_strangers_are_refused(host_stack):
-    s = host_stack(password=PASSWORD, workers=2)
+    # The broker has an ACL user (redis://transq:…@broker), the cache a password for its default user.
+    s = host_stack(password=PASSWORD, username="transq", workers=2)
+    assert s.settings.redis_url.startswith("redis://transq:") and s.settings.cache_url.startswith("redis://:")
     jobs = [s.client.submit([f"第{i}句话。", f"另一句{i}。"]) for i in range(6)]
     done = [s.wait_status(j["id"], ("succeeded", "failed"), timeout=60) for j in jobs]
     assert [j["status"] for j in done] == ["succeeded"] * 6
     # Both workers, each on its own host, reached the broker with the password and report ready.
     assert all(w.is_ready() for w in s.workers)
-    # A client on another host without the password is refused; with a wrong one too.
+    # A client on another host without the password is refused; with a wrong one, or as the default user, too.
     host = s.hosts["broker"].address
-    for password in (None, "wrong"):
-        stranger = redis.Redis(host=host, port=s.redis.port, password=password, socket_timeout=2)
+    for username, password in ((None, None), ("transq", "wrong"), (None, PASSWORD)):
+        stranger = redis.Redis(host=host, port=s.redis.port, username=username, password=password, socket_timeout=2)
         with pytest.raises((redis.AuthenticationError, redis.ResponseError)):
             stranger.set("transq:stolen", "1")
     assert s.r.get("transq:stolen") is None
