@@ -1,5 +1,5 @@
 """The broker fails over: a primary, two replicas and three sentinels, each on its own host; the primary's
-host dies while 100 jobs are submitted and translated. A replica is promoted, the API and the workers
+host dies or is cut off while 100 jobs are submitted and translated. A replica is promoted, the API and the workers
 reconnect by themselves, and every job that got 202 is translated."""
 
 from __future__ import annotations
@@ -121,7 +121,10 @@ def _submit_until_accepted(client: TransqClient, i: int, deadline: float) -> dic
             time.sleep(0.1)
 
 
-def test_primary_dies_while_100_jobs_are_submitted_and_none_accepted_is_lost(network, tmp_path, model_dir):
+@pytest.mark.parametrize("fault", ["kill", "cut"])
+def test_primary_dies_while_100_jobs_are_submitted_and_none_accepted_is_lost(fault, network, tmp_path, model_dir):
+    """`kill`: everything on the primary's host is SIGKILLed (connections to it are reset); `cut`: its
+    link goes down (connections to it hang until their timeouts), and is healed once all jobs are in."""
     with network.inside(network.add_host("client")):
         s = SentinelStack(network, tmp_path, model_dir)
         try:
@@ -130,14 +133,19 @@ def test_primary_dies_while_100_jobs_are_submitted_and_none_accepted_is_lost(net
             accepted, killed_at, first_after = [], 0.0, 0.0
             for i in range(JOBS):
                 if i == KILL_AFTER:
-                    network.kill_processes(s.hosts["r1"])  # the primary's host dies
+                    if fault == "kill":
+                        network.kill_processes(s.hosts["r1"])  # the primary's host dies
+                    else:
+                        network.cut(s.hosts["r1"])  # or is cut off
                     killed_at = time.monotonic()
                 job = _submit_until_accepted(s.client, i, time.monotonic() + 60)
                 accepted.append(job["id"])
                 if killed_at and not first_after:
                     first_after = time.monotonic()
-            log.warning("failover: first submission accepted %.1f s after the primary died", first_after - killed_at)
+            log.warning("failover (%s): first submission accepted %.1f s later", fault, first_after - killed_at)
             assert s.master_host() in ("r2", "r3")
+            if fault == "cut":
+                network.heal(s.hosts["r1"])  # the old primary is back, and must not take anything over
             deadline = time.monotonic() + 120
             final = [
                 s.wait_status(j, ("succeeded", "failed"), timeout=max(1, deadline - time.monotonic())) for j in accepted
