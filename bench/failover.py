@@ -49,13 +49,8 @@ class Cluster:
             server.start()
         for sentinel in self.sentinels:
             sentinel.start()
-        _wait(lambda: all(self._sentinel_ready(s) for s in self.sentinels), 30)
+        _wait(lambda: all(s.settled(replicas=2) for s in self.sentinels), 30)
         return self
-
-    @staticmethod
-    def _sentinel_ready(sentinel: SentinelServer) -> bool:
-        client = sentinel.client()
-        return len(client.sentinel_sentinels("transq")) >= 2 and len(client.sentinel_slaves("transq")) >= 2
 
     def primary_port(self) -> int:
         address = self.sentinels[0].master_address()
@@ -71,7 +66,7 @@ class Cluster:
         """Restart a killed server as a replica of the current primary, as a restarted node would be."""
         self.servers[port].stop()
         self.servers[port] = self._server(port, self.primary_port()).start()
-        _wait(lambda: all(self._sentinel_ready(s) for s in self.sentinels), 60)
+        _wait(lambda: all(s.settled(replicas=2) for s in self.sentinels), 60)
 
     def stop(self) -> None:
         for process in [*self.sentinels, *self.servers.values()]:

@@ -83,6 +83,15 @@ class SentinelServer:
     def client(self) -> redis.Redis:
         return redis.Redis(self.host, self.port, socket_timeout=1, decode_responses=True)
 
+    def settled(self, replicas: int, others: int = 2) -> bool:
+        """Whether it knows `replicas` replicas and `others` other sentinels (a failover needs the quorum)."""
+        try:
+            client = self.client()
+            found = client.sentinel_sentinels(self.master_name), client.sentinel_slaves(self.master_name)
+        except redis.RedisError:
+            return False
+        return len(found[0]) >= others and len(found[1]) >= replicas
+
     def master_address(self) -> tuple[str, int] | None:
         found = self.client().sentinel_get_master_addr_by_name(self.master_name)
         return (found[0], int(found[1])) if found else None

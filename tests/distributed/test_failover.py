@@ -70,16 +70,12 @@ class SentinelStack(HostStack):
         for sentinel in self.sentinels:
             sentinel.start()
         for sentinel in self.sentinels:  # each must know the others (quorum 2) and both replicas
-            _wait_for(lambda s=sentinel: self._sentinel_sees_all(s), 30, f"sentinel {sentinel.address} ready")
+            _wait_for(lambda s=sentinel: s.settled(replicas=2), 30, f"sentinel {sentinel.address} ready")
         return self.start_services(workers)
 
     def _replica_linked(self, name: str) -> bool:
         client = _client(self.servers[name])
         return client.info("replication").get("master_link_status") == "up"
-
-    def _sentinel_sees_all(self, sentinel: SentinelServer) -> bool:
-        client = sentinel.client()
-        return len(client.sentinel_sentinels("transq")) >= 2 and len(client.sentinel_slaves("transq")) >= 2
 
     def master_host(self) -> str:
         address = self.sentinels[1].master_address()
