@@ -32,8 +32,14 @@ def broker_redis(settings: Settings, decode_responses: bool = True) -> redis.Red
 
 def cache_redis(settings: Settings) -> redis.Redis:
     """The sentence cache: even shorter timeouts, since a miss is always an answer."""
-    master = settings.cache_master if settings.cache_url or settings.cache_master else settings.redis_master
+    master = _cache_master(settings)
     return _client(settings, settings.effective_cache_url, master, settings.cache_socket_timeout, decode_responses=True)
+
+
+def _cache_master(settings: Settings) -> str:
+    """The cache's master name at the sentinels: TRANSQ_CACHE_MASTER, else the broker's unless
+    TRANSQ_CACHE_URL names a server of its own ('' then)."""
+    return settings.cache_master if settings.cache_url or settings.cache_master else settings.redis_master
 
 
 def limiter_storage(settings: Settings) -> tuple[str, dict[str, Any]]:
@@ -107,3 +113,10 @@ def describe_broker(settings: Settings) -> str:
     if settings.redis_sentinels:
         return f"master {settings.redis_master!r} of sentinels {settings.redis_sentinels}"
     return redact_url(settings.redis_url)
+
+
+def describe_cache(settings: Settings) -> str:
+    """Where the cache is, for logs (never a password)."""
+    if settings.redis_sentinels and _cache_master(settings):
+        return f"master {_cache_master(settings)!r} of sentinels {settings.redis_sentinels}"
+    return redact_url(settings.effective_cache_url)

@@ -18,7 +18,7 @@ from shared.celery_factory import TRANSLATE_TASK, make_celery
 from shared.error_codes import ErrorCode
 from shared.logging_setup import configure_logging, current_job_id
 from shared.memory import probe_memory
-from shared.redis_client import describe_broker, redact_url
+from shared.redis_client import describe_broker, describe_cache
 from shared.settings import Settings
 from worker.context import WorkerContext
 from worker.rounds import run_round
@@ -97,7 +97,7 @@ def _log_start(**_: Any) -> None:
     log.info(
         "transq worker: broker %s, cache %s, model %s; memory limit %.0f MiB (%s); max memory per child %d MiB",
         describe_broker(settings),
-        redact_url(settings.effective_cache_url),
+        describe_cache(settings),
         settings.model,
         memory.limit_bytes / 2**20,
         memory.source,

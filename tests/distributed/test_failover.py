@@ -150,5 +150,7 @@ def test_primary_dies_while_100_jobs_are_submitted_and_none_accepted_is_lost(fau
             # Nobody restarted the API or the workers: they found the new primary themselves.
             assert s.api.process.poll() is None
             assert all(w.process.poll() is None for w in s.workers)
+            for log_file in tmp_path.glob("*.log"):
+                assert PASSWORD not in log_file.read_text(errors="replace"), log_file.name
         finally:
             s.close()

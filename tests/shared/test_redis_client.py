@@ -7,7 +7,14 @@ import ssl
 import pytest
 
 from shared.celery_factory import broker_url, make_celery
-from shared.redis_client import celery_tls_options, describe_broker, redact_url, sentinel_addresses, tls_options
+from shared.redis_client import (
+    celery_tls_options,
+    describe_broker,
+    describe_cache,
+    redact_url,
+    sentinel_addresses,
+    tls_options,
+)
 from shared.settings import Settings
 
 
@@ -34,7 +41,9 @@ def test_passwords_never_appear_in_what_is_logged():
     assert redact_url("redis://transq:s3cret@h:6379/0") == "redis://transq:***@h:6379/0"
     assert redact_url("rediss://:s3cret@h:6379/0") == "rediss://:***@h:6379/0"
     settings = Settings(redis_url="redis://:s3cret@h:6379/0", redis_sentinels="a:26379,b:26379")
-    assert "s3cret" not in describe_broker(settings)
+    assert "s3cret" not in describe_broker(settings) and "s3cret" not in describe_cache(settings)
+    assert describe_cache(settings) == "master 'transq' of sentinels a:26379,b:26379"
+    assert describe_cache(Settings(cache_url="redis://:s3cret@c:6379/0")) == "redis://:***@c:6379/0"
 
 
 def test_rediss_urls_verify_the_server_with_the_ca_file():
