@@ -47,7 +47,7 @@ class DocumentStore:
 
     def __init__(self, settings: Settings, keys: Keys):
         client = broker_redis(settings)
-        self.raw = broker_redis(settings, decode=False)  # the compressed data
+        self.raw = broker_redis(settings, decode_responses=False)  # the compressed data
         job_ttl, document_ttl, result_ttl = settings.job_ttl, settings.document_ttl, settings.result_ttl
         self.keys = keys
         self.job_ttl = job_ttl

@@ -81,3 +81,9 @@ class Channel(kombu_redis.Channel):
 class Transport(kombu_redis.Transport):
     Channel = Channel
     connection_errors = (*kombu_redis.Transport.connection_errors, OutOfMemoryError)
+
+
+class SentinelTransport(kombu_redis.SentinelTransport):
+    """The same through Redis Sentinel (TRANSQ_REDIS_SENTINELS): a failover is a reconnect too."""
+
+    connection_errors = (*kombu_redis.SentinelTransport.connection_errors, OutOfMemoryError)
