@@ -21,6 +21,7 @@ from shared.memory import probe_memory
 from shared.redis_client import redact_url
 from shared.settings import Settings
 from worker.context import WorkerContext
+from worker.job_work import fail
 from worker.rounds import run_round
 
 log = logging.getLogger(__name__)
@@ -58,7 +59,9 @@ class TranslateTask(Task):
     def on_failure(self, exc: BaseException, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
         # Called in the parent when the hard time limit killed the pool process.
         if isinstance(exc, TimeLimitExceeded) and args and isinstance(args[0], str):
-            self.context.store.fail(args[0], ErrorCode.TIMEOUT, f"the job ran longer than {settings.task_time_limit}s")
+            # The parent does not know its killed pool process's fence: it fails the job whoever runs it.
+            message = f"the job ran longer than {settings.task_time_limit}s"
+            self.context.store.fail(args[0], ErrorCode.TIMEOUT, message, fence=None)
 
 
 @app.task(bind=True, base=TranslateTask, name=TRANSLATE_TASK, max_retries=None)
@@ -77,7 +80,8 @@ def translate_job(self: TranslateTask, job_id: Any) -> None:
         raise self.retry(countdown=2, exc=exc) from None
     except Exception:
         log.exception("job %s failed unexpectedly", job_id)
-        self.context.store.fail(job_id, ErrorCode.INTERNAL_ERROR, "the worker could not translate this job")
+        if job_id in self.context.fences:  # only a job this process claimed (and still holds: its fence)
+            fail(self.context, job_id, ErrorCode.INTERNAL_ERROR, "the worker could not translate this job")
         return
     finally:
         current_job_id.reset(token)

@@ -49,11 +49,14 @@ class WorkerContext:
         self.route = route_for(settings)
         self._rounds_running = 0
         self._idle_since = time.monotonic()
+        # The fence of each job this process claimed in its current round: its writes for the job carry it.
+        self.fences: dict[str, int] = {}
 
     @contextmanager
     def round_running(self) -> Iterator[None]:
         """Marks this process busy (it sends no wake-ups for waiting jobs meanwhile)."""
         self._rounds_running += 1
+        self.fences = {}  # the last round's claims are over (rounds run one at a time)
         try:
             yield
         finally:
@@ -61,9 +64,9 @@ class WorkerContext:
             self._idle_since = time.monotonic()
 
     def claim(self, job_id: str, fresh_only: bool = False) -> Claim:
-        """Try to take a job of this worker's route (see JobStore.claim)."""
+        """Try to take a job of this worker's route (see JobStore.claim); a claimed job's fence is kept."""
         settings = self.settings
-        return self.store.claim(
+        claim = self.store.claim(
             job_id,
             self.route.key,
             self.worker_id,
@@ -72,6 +75,9 @@ class WorkerContext:
             fresh_only=fresh_only,
             lapse_is_loss=self.lapse_is_loss(),
         )
+        if claim.outcome == "claimed":
+            self.fences[job_id] = claim.fence
+        return claim
 
     def waiting(self) -> int:
         """Jobs waiting in this worker's route."""
@@ -130,9 +136,27 @@ class WorkerContext:
                 sent += 1
         return sent
 
+    def wake_lapsed_jobs(self) -> int:
+        """Send a wake-up for each running job of this route whose lease lapsed: its worker died, stalled or
+        was cut off. Its own message is unacknowledged at that worker, and the broker gives it back only
+        after TRANSQ_VISIBILITY_TIMEOUT; with a wake-up any live worker claims the job now (a lost delivery,
+        counted in its attempts), and the claim's new fence makes the old worker's late writes be refused.
+        Every worker sweeps, busy or idle; the wake key lets one send it per job. None within two leases of a
+        broker outage this process saw (the holders may be alive: they take their leases back)."""
+        if not self.lapse_is_loss():
+            return 0
+        sent = 0
+        for job_id in self.store.lapsed(self.route.key, limit=16):
+            if self.store.mark_woken(job_id, max(1, int(2 * self.settings.lease_seconds))):
+                log.warning("job %s: its worker's lease lapsed, waking it for another worker", job_id)
+                self.stats.incr("leases_lapsed")
+                self.wake(job_id)
+                sent += 1
+        return sent
+
     def start_heartbeat(self) -> None:
-        """Report readiness (model loaded) every few seconds from a background thread, and re-send the
-        wake-ups of forgotten waiting jobs."""
+        """Report readiness (model loaded) every few seconds from a background thread, wake running jobs
+        whose lease lapsed, and re-send the wake-ups of forgotten waiting jobs."""
         from worker.engine import describe
 
         info = describe(self.engine)
@@ -147,6 +171,7 @@ class WorkerContext:
             while True:
                 try:
                     self.registry.beat(self.worker_id, info, self.route, self.namespace)
+                    self.wake_lapsed_jobs()
                     self.wake_forgotten_jobs()
                 except Exception as exc:  # noqa: BLE001 - keep beating through broker outages
                     self.broker.saw_trouble()
