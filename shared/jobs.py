@@ -332,6 +332,11 @@ class JobStore:
             return 0
         return int(self._renew(keys=keys, args=[worker, int(lease_seconds * 1000), *fences.values()]))
 
+    def holder(self, job_id: str) -> tuple[str, int]:
+        """The worker that claimed the job last, and its claim's fence ('' and 0: never claimed)."""
+        worker, fence = self.client.hmget(self.keys.job(job_id), ["worker", "fence"])
+        return worker or "", int(fence or 0)
+
     def drop_lease(self, job_id: str, fence: int) -> None:
         """Let a running job's lease go, so that its next claim counts a lost delivery (unless it was
         claimed again since `fence`)."""

@@ -9,6 +9,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
+import psutil
 import redis
 from celery import Task
 from celery.exceptions import TimeLimitExceeded
@@ -20,6 +21,7 @@ from shared.logging_setup import configure_logging, current_job_id
 from shared.memory import probe_memory
 from shared.redis_client import redact_url
 from shared.settings import Settings
+from worker.container import host_and_container
 from worker.context import WorkerContext
 from worker.job_work import fail
 from worker.rounds import run_round
@@ -57,11 +59,25 @@ class TranslateTask(Task):
         return TranslateTask._context
 
     def on_failure(self, exc: BaseException, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
-        # Called in the parent when the hard time limit killed the pool process.
+        # Called in the parent when the hard time limit killed the pool process. The job is failed only while
+        # that process's claim holds (with its fence): not when another worker took the job over meanwhile
+        # (this one was stopped or cut off past its lease).
         if isinstance(exc, TimeLimitExceeded) and args and isinstance(args[0], str):
-            # The parent does not know its killed pool process's fence: it fails the job whoever runs it.
-            message = f"the job ran longer than {settings.task_time_limit}s"
-            self.context.store.fail(args[0], ErrorCode.TIMEOUT, message, fence=None)
+            store = self.context.store
+            holder, fence = store.holder(args[0])
+            if _killed_here(holder):
+                store.fail(args[0], ErrorCode.TIMEOUT, f"the job ran longer than {settings.task_time_limit}s", fence)
+
+
+def _killed_here(worker_id: str) -> bool:
+    """Whether a worker id (host:pid:suffix, see WorkerContext) names a process of this host that is gone."""
+    parts = worker_id.rsplit(":", 2)
+    if len(parts) != 3 or parts[0] != host_and_container() or not parts[1].isdigit():
+        return False
+    try:
+        return psutil.Process(int(parts[1])).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
 
 
 @app.task(bind=True, base=TranslateTask, name=TRANSLATE_TASK, max_retries=None)
