@@ -13,7 +13,7 @@ from api.errors import error_response, register_error_handlers
 from api.services import Services
 from shared.error_codes import ErrorCode
 from shared.logging_setup import configure_logging
-from shared.redis_client import redact_url
+from shared.redis_client import describe_broker
 from shared.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -45,7 +45,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     auth.init_app(app, settings)
     for blueprint in (jobs.bp, document_routes.bp, translate.bp, health.bp, metrics.bp, openapi.bp, web.bp):
         app.register_blueprint(blueprint)
-    log.info("transq API ready: broker %s, model %s", redact_url(settings.redis_url), settings.model)
+    log.info("transq API ready: broker %s, model %s", describe_broker(settings), settings.model)
     return app
 
 

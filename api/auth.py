@@ -19,6 +19,7 @@ from limits.storage import storage_from_string
 from limits.strategies import FixedWindowRateLimiter
 
 from api.errors import RateLimited, Unauthorized
+from shared.redis_client import limiter_storage
 from shared.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -61,11 +62,8 @@ class FailedAuthLimit:
 
     def __init__(self, settings: Settings):
         self.limit = parse(settings.auth_failure_limit)
-        storage = storage_from_string(
-            settings.redis_url,
-            socket_timeout=settings.redis_socket_timeout,
-            socket_connect_timeout=settings.redis_socket_timeout,
-        )
+        uri, options = limiter_storage(settings)
+        storage = storage_from_string(uri, **options)
         self.strategy = FixedWindowRateLimiter(storage)
         self.prefix = f"{settings.key_prefix}authfail"
 
@@ -103,15 +101,13 @@ def init_app(app: Flask, settings: Settings) -> None:
         raise Unauthorized("a valid API key is required (Authorization: Bearer <key> or X-API-Key)")
 
     if settings.rate_limit:
+        uri, options = limiter_storage(settings)
         limiter = Limiter(
             key_func=client_id,
             app=app,
             default_limits=[settings.rate_limit],
-            storage_uri=settings.redis_url,
-            storage_options={
-                "socket_timeout": settings.redis_socket_timeout,
-                "socket_connect_timeout": settings.redis_socket_timeout,
-            },
+            storage_uri=uri,
+            storage_options=options,
             key_prefix=f"{settings.key_prefix}rate",
             headers_enabled=False,
             swallow_errors=True,

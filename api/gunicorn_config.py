@@ -10,8 +10,8 @@ from gevent.monkey import MonkeyPatchWarning
 
 from shared.settings import Settings
 
-# gunicorn has imported ssl before its gevent worker patches the standard library; the API makes no TLS
-# connections of its own (TLS ends in front of it), so gevent's warning about that is noise here.
+# gunicorn has imported ssl before its gevent worker patches the standard library; gevent's warning about
+# that is noise here (the API's only TLS connections, to a `rediss://` Redis, work: tests/distributed).
 warnings.filterwarnings("ignore", category=MonkeyPatchWarning)
 
 _settings = Settings.from_env()

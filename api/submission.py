@@ -15,6 +15,7 @@ from api.validation import TranslationRequest
 from shared.cache import normalise
 from shared.celery_factory import TRANSLATE_TASK
 from shared.jobs import QUEUED, SUCCEEDED, Created, Idempotency, Job, new_job_id, utc_now
+from shared.replication import wait_for_replica
 from shared.routes import Route
 from shared.splitter import join_translations
 
@@ -51,6 +52,7 @@ def submit(
         raise Overloaded(f"the queue holds {settings.max_queue} or more jobs; try again later", retry_after=5)
     if job.status == QUEUED:
         _enqueue(services, job, idempotency)
+    _await_replica(services, job, idempotency)
     return job, True
 
 
@@ -119,6 +121,18 @@ def _enqueue(services: Services, job: Job, idempotency: Idempotency | None) -> N
         job.cached_sentences,
         extra={"job_id": job.id},
     )
+
+
+def _await_replica(services: Services, job: Job, idempotency: Idempotency | None) -> None:
+    """With sentinels (so replicas): accept the job only once a replica has it, else take it back (503)."""
+    wait_ms = services.settings.replica_wait_ms
+    if not (services.settings.redis_sentinels and wait_ms > 0):
+        return
+    if wait_for_replica(services.redis, services.keys, wait_ms) >= 1:
+        return
+    log.error("no replica acknowledged job %s within %d ms", job.id, wait_ms, extra={"job_id": job.id})
+    _forget_job(services, job, idempotency)
+    raise Unavailable("no replica of the job store acknowledged the job in time; it was not accepted", retry_after=5)
 
 
 def _counters(hits: int, misses: int, fast: bool) -> dict[str, int]:

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-import redis
 import requests
 
 from devstack.redis_server import free_port, stop_process
 from shared.keys import Keys
+from shared.redis_client import broker_redis
 from shared.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,8 +52,10 @@ class WorkerProcess:
         name: str = "w1",
         preload: str = "",
         container_command: bool = False,
+        launcher: list[str] | None = None,
     ):
         self.settings = settings
+        self.launcher = launcher or []  # a prefix that runs it on another host (devstack.hosts)
         self.log_path = log_path
         self.name = name
         self.preload = preload  # modules the parent imports before Celery starts (bench.memory's baseline)
@@ -61,7 +63,7 @@ class WorkerProcess:
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, wait_ready: bool = True, timeout: float = 90) -> WorkerProcess:
-        self.process = _spawn(self._command(), _env(self.settings), self.log_path)
+        self.process = _spawn([*self.launcher, *self._command()], _env(self.settings), self.log_path)
         if wait_ready:
             self.wait_ready(timeout)
         return self
@@ -92,7 +94,7 @@ class WorkerProcess:
         ]
 
     def ready_workers(self) -> list[dict[str, Any]]:
-        client = redis.Redis.from_url(self.settings.redis_url, decode_responses=True)
+        client = broker_redis(self.settings)
         keys = Keys(self.settings.key_prefix)
         now = time.time()
         ids = client.zrangebyscore(keys.workers, now - self.settings.heartbeat_seconds * 3, "+inf")
@@ -175,20 +177,25 @@ class ApiProcess:
         port: int | None = None,
         app: str = "api:create_app()",
         extra_env: dict[str, str] | None = None,
+        host: str = "127.0.0.1",
+        launcher: list[str] | None = None,
     ):
+        """`host`: the address it listens on; `launcher`: a prefix that runs it on another host."""
         self.settings = settings
+        self.launcher = launcher or []
         self.app = app
         self.extra_env = extra_env or {}
         self.log_path = log_path
         self.port = port or free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.host = host
+        self.url = f"http://{host}:{self.port}"
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, workers: int = 2, threads: int = 4, worker_class: str | None = None) -> ApiProcess:
         """gunicorn with the API's own settings (api/gunicorn_config.py: the gevent worker); another
         `worker_class` (benchmarks compare them) uses `threads` threads per process."""
-        args = [sys.executable, "-m", "gunicorn", "-c", "python:api.gunicorn_config"]
-        args += ["--bind", f"127.0.0.1:{self.port}", "--workers", str(workers)]
+        args = [*self.launcher, sys.executable, "-m", "gunicorn", "-c", "python:api.gunicorn_config"]
+        args += ["--bind", f"{self.host}:{self.port}", "--workers", str(workers)]
         if worker_class:
             args += ["--worker-class", worker_class, "--threads", str(threads)]
         args.append(self.app)

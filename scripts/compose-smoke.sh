@@ -17,6 +17,7 @@ export TRANSQ_VISIBILITY_TIMEOUT=${TRANSQ_VISIBILITY_TIMEOUT:-30}
 export TRANSQ_TASK_SOFT_TIME_LIMIT=${TRANSQ_TASK_SOFT_TIME_LIMIT:-20} TRANSQ_TASK_TIME_LIMIT=${TRANSQ_TASK_TIME_LIMIT:-25}
 export TRANSQ_RATE_LIMIT=""
 export TRANSQ_LOG_FORMAT=json
+export REDIS_PASSWORD=${REDIS_PASSWORD:-smoke-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')}
 export REDIS_PORT=${REDIS_PORT:-16379} CACHE_PORT=${CACHE_PORT:-16380} API_PORT=${API_PORT:-18080}
 export WORKER_MEMORY=${WORKER_MEMORY:-1g} WORKER_CPUS=${WORKER_CPUS:-1}
 unset WORKER_REPLICAS  # the compose file's default (2) is what a plain `up -d` must give
@@ -125,14 +126,14 @@ sleep 1
 victim=""
 for c in $(dc ps -q worker); do
   wid=$(docker exec "$c" cat /tmp/transq-worker-id 2>/dev/null || true)
-  owner=$(docker exec "$(dc ps -q redis)" redis-cli -h 127.0.0.1 -p "$REDIS_PORT" hget "transq:job:$id" worker)
+  owner=$(docker exec -e REDISCLI_AUTH="$REDIS_PASSWORD" "$(dc ps -q redis)" redis-cli -h 127.0.0.1 -p "$REDIS_PORT" hget "transq:job:$id" worker)
   [ -n "$wid" ] && [ "$wid" = "$owner" ] && victim=$c
 done
 [ -n "$victim" ] || fail "could not tell which worker runs job $id"
 echo "job $id runs on $victim: docker kill"
 docker kill "$victim" >/dev/null
 status=$(wait_final "$id" 400)
-echo "job $id after the kill: $status (attempts: $(docker exec "$(dc ps -q redis)" redis-cli -h 127.0.0.1 -p "$REDIS_PORT" hget "transq:job:$id" attempts))"
+echo "job $id after the kill: $status (attempts: $(docker exec -e REDISCLI_AUTH="$REDIS_PASSWORD" "$(dc ps -q redis)" redis-cli -h 127.0.0.1 -p "$REDIS_PORT" hget "transq:job:$id" attempts))"
 [ "$status" = succeeded ] || fail "the job did not survive its worker's death"
 
 step "a killed container stays down under unless-stopped; up -d brings the replicas back"

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from celery import Celery
 
 from shared.keys import Keys
+from shared.redis_client import celery_tls_options, sentinel_addresses, uses_tls
 from shared.routes import route_for
 from shared.settings import Settings
 
@@ -15,7 +18,7 @@ def make_celery(settings: Settings, name: str = "transq") -> Celery:
     """A Celery app on the broker Redis: JSON only, acknowledged after the result is stored. Its default
     queue is the route of `settings` (a worker consumes only that one; the API names each job's queue)."""
     queue = Keys(settings.key_prefix).queue(route_for(settings).key)
-    app = Celery(name, broker=settings.redis_url, set_as_current=False)
+    app = Celery(name, broker=broker_url(settings), set_as_current=False)
     app.conf.update(
         task_serializer="json",
         result_serializer="json",
@@ -37,6 +40,7 @@ def make_celery(settings: Settings, name: str = "transq") -> Celery:
             "socket_timeout": settings.redis_socket_timeout,
             "socket_connect_timeout": settings.redis_socket_timeout,
         },
+        broker_use_ssl=celery_tls_options(settings, settings.redis_url),
         broker_connection_retry_on_startup=True,
         broker_connection_max_retries=None,
         # Loading a model in a fresh pool process takes longer than Celery's default 4 s.
@@ -46,4 +50,24 @@ def make_celery(settings: Settings, name: str = "transq") -> Celery:
         worker_hijack_root_logger=False,
         worker_redirect_stdouts=False,
     )
+    if settings.redis_sentinels:
+        app.conf.broker_transport_options.update(
+            master_name=settings.redis_master,
+            sentinel_kwargs={
+                "socket_timeout": settings.redis_socket_timeout,
+                "socket_connect_timeout": settings.redis_socket_timeout,
+            },
+        )
     return app
+
+
+def broker_url(settings: Settings) -> str:
+    """Celery's broker URL: TRANSQ_REDIS_URL, or one `sentinel://` URL per sentinel (kombu tries them in
+    turn), carrying the URL's user, password and db; the master's name is a transport option."""
+    if not settings.redis_sentinels:
+        return settings.redis_url.split("?", 1)[0] if uses_tls(settings.redis_url) else settings.redis_url
+    parts = urlsplit(settings.redis_url)
+    credentials = parts.netloc.rpartition("@")[0]
+    auth = f"{credentials}@" if credentials else ""
+    db = parts.path or "/0"
+    return ";".join(f"sentinel://{auth}{host}:{port}{db}" for host, port in sentinel_addresses(settings))

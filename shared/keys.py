@@ -69,3 +69,8 @@ class Keys:
     @property
     def histograms(self) -> str:
         return f"{self.prefix}hist"
+
+    @property
+    def replication_probe(self) -> str:
+        """Written just before `WAIT`, so the wait covers every write made before it (shared.replication)."""
+        return f"{self.prefix}replication-probe"

@@ -1,31 +1,95 @@
-"""Redis connections with short timeouts, so a dead server means a quick error, never a hang."""
+"""Redis connections with short timeouts, so a dead server means a quick error, never a hang.
+
+Every client of the broker/job store and of the cache is made here: from TRANSQ_REDIS_URL /
+TRANSQ_CACHE_URL (user, password, db; `rediss://` with TRANSQ_REDIS_CA_FILE or the URL's ssl_ca_certs),
+or, with TRANSQ_REDIS_SENTINELS, from the master the sentinels name (the URL then gives user, password,
+db and TLS; its host and port are not used). shared.celery_factory builds Celery's broker the same way.
+"""
 
 from __future__ import annotations
 
+import ssl
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
 import redis
+from redis.sentinel import Sentinel
 
 from shared.settings import Settings
 
 
-def broker_redis(settings: Settings) -> redis.Redis:
+def broker_redis(settings: Settings, decode_responses: bool = True) -> redis.Redis:
     """The broker and job store."""
-    return redis.Redis.from_url(
+    return _client(
+        settings,
         settings.redis_url,
-        socket_timeout=settings.redis_socket_timeout,
-        socket_connect_timeout=settings.redis_socket_timeout,
+        settings.redis_master,
+        settings.redis_socket_timeout,
         health_check_interval=30,
-        decode_responses=True,
+        decode_responses=decode_responses,
     )
 
 
 def cache_redis(settings: Settings) -> redis.Redis:
     """The sentence cache: even shorter timeouts, since a miss is always an answer."""
-    return redis.Redis.from_url(
-        settings.effective_cache_url,
-        socket_timeout=settings.cache_socket_timeout,
-        socket_connect_timeout=settings.cache_socket_timeout,
-        decode_responses=True,
-    )
+    master = settings.cache_master if settings.cache_url or settings.cache_master else settings.redis_master
+    return _client(settings, settings.effective_cache_url, master, settings.cache_socket_timeout, decode_responses=True)
+
+
+def limiter_storage(settings: Settings) -> tuple[str, dict[str, Any]]:
+    """The storage URI and options of rate limits (flask-limiter, limits) on the broker: its own client's
+    connection pool, so passwords, TLS and sentinels apply as everywhere else."""
+    return "redis://", {"connection_pool": broker_redis(settings, decode_responses=False).connection_pool}
+
+
+def _client(settings: Settings, url: str, master: str, timeout: float, **options: Any) -> redis.Redis:
+    options.update(socket_timeout=timeout, socket_connect_timeout=timeout, **tls_options(settings, url))
+    if settings.redis_sentinels and master:
+        credentials = {k: v for k, v in redis.connection.parse_url(url).items() if k in ("username", "password", "db")}
+        sentinel = Sentinel(
+            sentinel_addresses(settings),
+            sentinel_kwargs={"socket_timeout": timeout, "socket_connect_timeout": timeout},
+        )
+        return sentinel.master_for(master, **credentials, **options, ssl=uses_tls(url))
+    return redis.Redis.from_url(url, **options)
+
+
+def sentinel_addresses(settings: Settings) -> list[tuple[str, int]]:
+    """TRANSQ_REDIS_SENTINELS as (host, port) pairs."""
+    addresses = []
+    for item in settings.redis_sentinels.split(","):
+        host, _, port = item.strip().rpartition(":")
+        addresses.append((host.strip("[]"), int(port)))
+    return addresses
+
+
+def uses_tls(url: str) -> bool:
+    return url.startswith("rediss://")
+
+
+def ca_file(settings: Settings, url: str) -> str:
+    """The CA file verifying a `rediss://` server: the URL's ssl_ca_certs, else TRANSQ_REDIS_CA_FILE."""
+    return parse_qs(urlsplit(url).query).get("ssl_ca_certs", [settings.redis_ca_file])[0]
+
+
+def tls_options(settings: Settings, url: str) -> dict[str, Any]:
+    """redis-py options for a `rediss://` URL: the server's certificate is always verified."""
+    if not uses_tls(url):
+        return {}
+    options: dict[str, Any] = {"ssl_cert_reqs": "required"}
+    if ca_file(settings, url):
+        options["ssl_ca_certs"] = ca_file(settings, url)
+    return options
+
+
+def celery_tls_options(settings: Settings, url: str) -> dict[str, Any] | None:
+    """Celery's broker_use_ssl for a `rediss://` URL (None otherwise)."""
+    if not uses_tls(url):
+        return None
+    options: dict[str, Any] = {"ssl_cert_reqs": ssl.CERT_REQUIRED}
+    if ca_file(settings, url):
+        options["ssl_ca_certs"] = ca_file(settings, url)
+    return options
 
 
 def redact_url(url: str) -> str:
@@ -36,3 +100,10 @@ def redact_url(url: str) -> str:
     credentials, _, host = rest.rpartition("@")
     user = credentials.split(":", 1)[0]
     return f"{scheme}://{user + ':' if user else ':'}***@{host}"
+
+
+def describe_broker(settings: Settings) -> str:
+    """Where the broker is, for logs (never a password)."""
+    if settings.redis_sentinels:
+        return f"master {settings.redis_master!r} of sentinels {settings.redis_sentinels}"
+    return redact_url(settings.redis_url)

@@ -30,6 +30,25 @@ class Settings:
         2.0, "Seconds a broker/job-store Redis call may take before the API answers 503."
     )
     cache_socket_timeout: float = setting(0.25, "Seconds a cache call may take before it counts as a miss.")
+    redis_ca_file: str = setting(
+        "", "CA certificate (PEM) that verifies the servers of `rediss://` URLs, unless a URL names its ssl_ca_certs."
+    )
+    redis_sentinels: str = setting(
+        "",
+        "Redis Sentinels `host:port,host:port`: the broker/job store is then the master TRANSQ_REDIS_MASTER they "
+        "name, and TRANSQ_REDIS_URL gives only user, password, db and TLS (README: Several hosts).",
+    )
+    redis_master: str = setting("transq", "The broker's master name at TRANSQ_REDIS_SENTINELS.")
+    cache_master: str = setting(
+        "",
+        "The cache's master name at TRANSQ_REDIS_SENTINELS; empty: the cache is TRANSQ_CACHE_URL (or, unset, the "
+        "broker's master).",
+    )
+    replica_wait_ms: int = setting(
+        1000,
+        "With TRANSQ_REDIS_SENTINELS: milliseconds a submission waits for a replica to acknowledge the job "
+        "(`WAIT 1`) before 202; 503 if none did. 0: answer without waiting.",
+    )
 
     # Model and generation
     model: str = setting(
@@ -156,6 +175,9 @@ class Settings:
                 f"(got {self.task_soft_time_limit}, {self.task_time_limit}, {self.visibility_timeout}): a job must "
                 "fail by its limits before its message is delivered again"
             )
+        for item in filter(None, self.redis_sentinels.split(",")):
+            if not re.fullmatch(r"\s*(\[[0-9a-fA-F:]+\]|[^\s:\[\]]+):\d{1,5}\s*", item):
+                raise ValueError(f"TRANSQ_REDIS_SENTINELS={self.redis_sentinels!r}: expected host:port,host:port")
         if self.languages and not re.fullmatch(r"[A-Za-z]{2,3}-[A-Za-z]{2,3}", self.languages):
             raise ValueError(f"TRANSQ_LANGUAGES={self.languages!r}: expected a pair such as zh-en")
         positive = (
@@ -185,11 +207,14 @@ class Settings:
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None, **overrides: Any) -> Settings:
-        """Read every field from TRANSQ_<NAME>; keyword overrides win."""
+        """Read every field from TRANSQ_<NAME>, else from the file named by TRANSQ_<NAME>_FILE (a Docker or
+        Kubernetes secret; one trailing newline dropped); keyword overrides win."""
         environ = os.environ if environ is None else environ
         values: dict[str, Any] = {}
         for f in dataclasses.fields(cls):
             raw = environ.get(f"TRANSQ_{f.name.upper()}")
+            if raw is None and environ.get(f"TRANSQ_{f.name.upper()}_FILE"):
+                raw = _read_secret(f"TRANSQ_{f.name.upper()}_FILE", environ[f"TRANSQ_{f.name.upper()}_FILE"])
             if raw is not None:
                 values[f.name] = _parse(f.name, type(f.default), raw)
         values.update(overrides)
@@ -198,6 +223,15 @@ class Settings:
     def as_env(self) -> dict[str, str]:
         """The settings as TRANSQ_* variables, for child processes."""
         return {f"TRANSQ_{f.name.upper()}": _format(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+
+def _read_secret(variable: str, path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
+    except OSError as exc:
+        raise ValueError(f"{variable}={path!r}: cannot read it ({exc.strerror})") from None
+    return text[:-1] if text.endswith("\n") else text
 
 
 def _parse(name: str, kind: type, raw: str) -> Any:

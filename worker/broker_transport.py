@@ -13,3 +13,9 @@ from redis.exceptions import OutOfMemoryError
 
 class Transport(kombu_redis.Transport):
     connection_errors = (*kombu_redis.Transport.connection_errors, OutOfMemoryError)
+
+
+class SentinelTransport(kombu_redis.SentinelTransport):
+    """The same through Redis Sentinel (TRANSQ_REDIS_SENTINELS): a failover is a reconnect too."""
+
+    connection_errors = (*kombu_redis.SentinelTransport.connection_errors, OutOfMemoryError)

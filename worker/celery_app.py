@@ -19,7 +19,7 @@ from shared.celery_factory import TRANSLATE_TASK, make_celery
 from shared.error_codes import ErrorCode
 from shared.logging_setup import configure_logging, current_job_id
 from shared.memory import probe_memory
-from shared.redis_client import redact_url
+from shared.redis_client import describe_broker, redact_url
 from shared.settings import Settings
 from worker.container import host_and_container
 from worker.context import WorkerContext
@@ -30,7 +30,9 @@ log = logging.getLogger(__name__)
 settings = Settings.from_env()
 configure_logging(settings.log_format, settings.log_level)
 app = make_celery(settings, name="transq-worker")
-if settings.redis_url.startswith(("redis://", "rediss://")):
+if settings.redis_sentinels:
+    app.conf.broker_transport = "worker.broker_transport:SentinelTransport"
+elif settings.redis_url.startswith(("redis://", "rediss://")):
     app.conf.broker_transport = "worker.broker_transport:Transport"  # a full broker: reconnect, not exit
 _JOB_ID = re.compile(r"^[0-9a-f]{32}$")
 
@@ -114,7 +116,7 @@ def _log_start(**_: Any) -> None:
     memory = probe_memory(settings.cgroup_root)
     log.info(
         "transq worker: broker %s, cache %s, model %s; memory limit %.0f MiB (%s); max memory per child %d MiB",
-        redact_url(settings.redis_url),
+        describe_broker(settings),
         redact_url(settings.effective_cache_url),
         settings.model,
         memory.limit_bytes / 2**20,
