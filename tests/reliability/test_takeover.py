@@ -1,4 +1,4 @@
-"""RELIABILITY 52-54: a worker killed or cut off mid-job, whatever the visibility timeout; fencing.
+"""RELIABILITY 56-57: a worker killed or cut off mid-job, whatever the visibility timeout; fencing.
 
 Two real Celery workers on one real Redis, a 3 s lease and Celery's production visibility timeout (900 s):
 the dead worker's message stays unacknowledged for the whole test, so only the lease can hand the job over.
@@ -11,14 +11,12 @@ import time
 
 import pytest
 
-from tests.reliability.conftest import StatusRecorder, slow_text
+from tests.reliability.conftest import StatusRecorder, holder, record, slow_text, wait_claimed_by_another, wait_stat
 
 pytestmark = pytest.mark.slow
 log = logging.getLogger(__name__)
 
 LEASE = 3.0
-# Liveness bound for a takeover: the lease, a heartbeat, a message and a claim take ~4 s; CI's shared cores.
-TAKEOVER_BOUND = LEASE + 12
 
 
 def two_workers(make_stack, **overrides):
@@ -27,40 +25,7 @@ def two_workers(make_stack, **overrides):
     return s
 
 
-def record(s, job_id):
-    return s.r.hgetall(f"transq:job:{job_id}")
-
-
-def holder(s, job_id, timeout=30):
-    """The worker whose pool process claimed the job (its record's `worker`)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        worker_id = record(s, job_id).get("worker", "")
-        for worker in s.workers:
-            if worker_id and worker.holds(worker_id):
-                return worker, worker_id
-        time.sleep(0.05)
-    raise TimeoutError(f"job {job_id} was not claimed: {record(s, job_id)}")
-
-
-def wait_claimed_by_another(s, job_id, old_worker_id, timeout=TAKEOVER_BOUND):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        current = record(s, job_id)
-        if current.get("worker") not in (None, old_worker_id):
-            return current
-        time.sleep(0.02)
-    raise AssertionError(f"no live worker took job {job_id} over within {timeout}s: {record(s, job_id)}")
-
-
-def wait_stat(s, name, at_least, timeout=30):
-    deadline = time.monotonic() + timeout
-    while s.stat(name) < at_least:
-        assert time.monotonic() < deadline, f"{name} stayed at {s.stat(name)}"
-        time.sleep(0.05)
-
-
-def test_52_a_killed_worker_s_job_is_finished_by_a_live_one_long_before_the_visibility_timeout(make_stack):
+def test_56_a_killed_worker_s_job_is_finished_by_a_live_one_long_before_the_visibility_timeout(make_stack):
     s = two_workers(make_stack, max_batch_sentences=1)  # one sentence per batch: progress after each
     texts = [slow_text(1, f"第{i}句") for i in range(8)]
     job = s.client.submit(["".join(texts)])
@@ -91,7 +56,7 @@ def test_52_a_killed_worker_s_job_is_finished_by_a_live_one_long_before_the_visi
 
 
 @pytest.mark.parametrize("old_finishes", ["first", "second"])
-def test_53_a_healed_partition_s_late_result_is_refused_and_the_live_worker_s_stands(make_stack, old_finishes):
+def test_57_a_healed_partition_s_late_result_is_refused_and_the_live_worker_s_stands(make_stack, old_finishes):
     """The cut-off worker resumes and tries to store its result while the live worker still translates the
     job ("first"), or after the live worker finished it ("second"): refused either way, counted once."""
     s = two_workers(make_stack)
