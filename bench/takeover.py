@@ -113,7 +113,7 @@ def main() -> None:
     parser.add_argument("--kill-at", type=int, default=108, help="kill the job's worker once this many are done")
     parser.add_argument("--leases", default="15,3", help="TRANSQ_LEASE_SECONDS values (15: the default)")
     parser.add_argument("--heartbeats", default="5,0.5", help="TRANSQ_HEARTBEAT_SECONDS, one per lease")
-    parser.add_argument("--tokens", type=int, default=48, help="every output is forced to this many tokens")
+    parser.add_argument("--tokens", type=int, default=8, help="every output is forced to this many tokens")
     parser.add_argument("--batch", type=int, default=4, help="TRANSQ_MAX_BATCH_SENTENCES")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")

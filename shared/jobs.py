@@ -401,7 +401,7 @@ class JobStore:
         return self._move(job_id, SUCCEEDED, fields, fence)
 
     def fail(self, job_id: str, code: ErrorCode, message: str, fence: int | None) -> str:
-        """Fail a job; `fence` None: whoever runs it (a worker's parent whose pool process was killed)."""
+        """Fail a job, with the fence of the claim that fails it (None: unfenced)."""
         return self._move(job_id, FAILED, {"error": json.dumps({"code": code.value, "message": message})}, fence)
 
     def _move(self, job_id: str, status: str, fields: dict[str, str], fence: int | None) -> str:
