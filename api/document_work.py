@@ -48,9 +48,7 @@ def run_document_job(services: Services, job_id: str) -> str:
     limit = max(settings.max_document_bytes, settings.max_body_bytes) * 8
     sources = unpack_documents(packed, job.format, limit)
     limits = DocumentLimits.from_settings(settings)
-    prepared = [
-        _parse(job.format, source, layout["max_sentence_chars"], limits, i) for i, source in enumerate(sources)
-    ]
+    prepared = [_parse(job.format, source, layout["max_sentence_chars"], limits, i) for i, source in enumerate(sources)]
     if job.status == RENDERING:
         _render(services, job, prepared, job.result or [], {})
         return "rendered"

@@ -149,12 +149,28 @@ class WorkerProcess:
         """SIGKILL the parent and its pool processes."""
         if self.process is None:
             return
-        for pid in self.child_pids() + [self.process.pid]:
+        self._signal_all(signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def pause(self) -> None:
+        """SIGSTOP the parent and its pool processes: to the others the worker is gone, as if cut off by a
+        partition, while it still believes it holds its jobs; `resume` heals it."""
+        self._signal_all(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self._signal_all(signal.SIGCONT)
+
+    def _signal_all(self, sig: int) -> None:
+        for pid in self.child_pids() + ([self.process.pid] if self.process else []):
             try:
-                os.kill(pid, signal.SIGKILL)
+                os.kill(pid, sig)
             except ProcessLookupError:
                 pass
-        self.process.wait(timeout=10)
+
+    def holds(self, worker_id: str) -> bool:
+        """Whether a worker id (a job record's `worker`: host:pid:suffix) is one of this worker's pool processes."""
+        parts = worker_id.split(":")
+        return len(parts) >= 3 and parts[-2].isdigit() and int(parts[-2]) in self.child_pids()
 
 
 class DocumentStageProcess(WorkerProcess):

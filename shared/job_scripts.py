@@ -6,6 +6,12 @@ is the one refused). Only shared.jobs.JobStore runs them."""
 # `parsing` (the document stage) and is `rendering` between its translation and its success.
 _RANKS = "local rank = {parsing=0, queued=1, running=2, rendering=3, succeeded=4, failed=4, cancelled=4}\n"
 
+# Fencing: each claim of a job raises the `fence` field of its record (1, 2, ...) and hands the new value to
+# the claimant; a worker's later writes for the job carry it, and a script refuses them once the job has been
+# claimed again (its worker was cut off or stalled past its lease and another took the job over). '' = none
+# (the API's cancel). Used as `if fenced(KEYS[1], token) then return ... end`.
+_FENCE = "local function fenced(job, token) return token ~= '' and redis.call('HGET', job, 'fence') ~= token end\n"
+
 # What each client holds in the broker (shared.keys.Keys.usage): a sorted set of `<job>:<kind>:<bytes>`
 # (kind r: a job record, s: a document's source, o: a translated document) scored by when that data
 # expires, and its total in `<set>:bytes`. Entries whose time has come are released on the client's next
@@ -104,17 +110,20 @@ return {'created', ''}
 )
 
 # KEYS: job, lease, partial translations, document source. ARGV: id, new status, now, ttl, pending-set key
-# prefix (the job's route completes it), then field/value pairs. A job whose translation is done (rendering
-# or final) lets its lease, partial translations and texts go; a final one its document source too.
+# prefix (the job's route completes it), fence ('' for none), then field/value pairs. A job whose
+# translation is done (rendering or final) lets its lease, partial translations and texts go; a final one
+# its document source too.
 TRANSITION = (
     _RANKS
+    + _FENCE
     + _USAGE
     + """
 local current = redis.call('HGET', KEYS[1], 'status')
 if not current then return {'missing', ''} end
+if fenced(KEYS[1], ARGV[6]) then return {'fenced', current} end
 if rank[ARGV[2]] <= rank[current] then return {'refused', current} end
 redis.call('HSET', KEYS[1], 'status', ARGV[2])
-for i = 6, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+for i = 7, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 if rank[ARGV[2]] >= 3 then
   redis.call('HDEL', KEYS[1], 'parked', 'texts')
   redis.call('ZREM', ARGV[5] .. (redis.call('HGET', KEYS[1], 'route') or ''), ARGV[1])
@@ -132,10 +141,12 @@ return {'ok', ARGV[2]}
 """
 )
 
-# KEYS: job, the claimant's route's pending set, lease. ARGV: id, worker, lease ms, now, max lost deliveries,
+# KEYS: job, the claimant's route's pending set, lease, the route's running set (job ids by lease deadline in
+# Redis time, ms: see LAPSED). ARGV: id, worker, lease ms, now, max lost deliveries,
 # fresh only (1: claim queued or parked jobs only), result ttl, worker_lost error JSON, lapse is loss (0: a
 # running job without a lease is left to its holder, who may be alive: the claimant saw a broker outage).
-# A parked job (given back by a round, see _PARK) is taken without counting a delivery.
+# A parked job (given back by a round, see _PARK) is taken without counting a delivery. A claim returns the
+# job's new fence (see _FENCE).
 CLAIM = """
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then
@@ -166,19 +177,26 @@ if attempts - 1 >= tonumber(ARGV[5]) then
   return {'lost', attempts}
 end
 if status == 'queued' then redis.call('HSET', KEYS[1], 'status', 'running', 'started_at', ARGV[4]) end
+local fence = redis.call('HINCRBY', KEYS[1], 'fence', 1)
 redis.call('HSET', KEYS[1], 'worker', ARGV[2])
 redis.call('SET', KEYS[3], ARGV[2], 'PX', tonumber(ARGV[3]))
-return {'claimed', attempts}
+local now = redis.call('TIME')
+redis.call('ZADD', KEYS[4], now[1] * 1000 + math.floor(now[2] / 1000) + tonumber(ARGV[3]), ARGV[1])
+return {'claimed', attempts, fence}
 """
 
-# KEYS: lease, job, lease, job, ... ARGV: worker, lease ms. Renews the leases this worker holds, and
-# takes back one that expired while the job still runs on this worker (a broker freeze or restart can
-# outlast a lease; the job was never lost), unless the job was parked.
-RENEW = """
+# KEYS: lease, job, lease, job, ... ARGV: worker, lease ms, then each job's fence. Renews the leases this
+# worker holds, and takes back one that expired while the job still runs on this worker (a broker freeze or
+# restart can outlast a lease; the job was never lost), unless the job was parked or claimed again since.
+RENEW = (
+    _FENCE
+    + """
 local renewed = 0
 for i = 1, #KEYS, 2 do
   local holder = redis.call('GET', KEYS[i])
-  if holder == ARGV[1] then
+  if fenced(KEYS[i + 1], ARGV[2 + (i + 1) / 2]) then
+    -- claimed again since: no longer this worker's, whatever its lease says
+  elseif holder == ARGV[1] then
     redis.call('PEXPIRE', KEYS[i], tonumber(ARGV[2]))
     renewed = renewed + 1
   elseif not holder and redis.call('HGET', KEYS[i + 1], 'worker') == ARGV[1]
@@ -190,32 +208,66 @@ for i = 1, #KEYS, 2 do
 end
 return renewed
 """
+)
 
-# KEYS: job, its route's pending set, lease. ARGV: id, worker. Gives a claimed, running job back to the
+# KEYS: job, its route's pending set, lease. ARGV: id, worker, fence. Gives a claimed, running job back to the
 # pending set, under its submission time, for any round of its route to take without counting a lost
 # delivery: a round that has run long while others wait parks its unfinished jobs (fairness), one stopped
 # by its time limit parks the jobs it had taken in. Its translations so far are in its partial hash.
-PARK = """
-if redis.call('GET', KEYS[3]) ~= ARGV[2] then return 0 end
+PARK = (
+    _FENCE
+    + """
+if fenced(KEYS[1], ARGV[3]) or redis.call('GET', KEYS[3]) ~= ARGV[2] then return 0 end
 if redis.call('HGET', KEYS[1], 'status') ~= 'running' then return 0 end
 redis.call('DEL', KEYS[3])
 redis.call('HSET', KEYS[1], 'parked', '1')
 redis.call('ZADD', KEYS[2], redis.call('HGET', KEYS[1], 'submitted'), ARGV[1])
 return 1
 """
+)
 
 # KEYS: job, partial translations. ARGV: sentences done so far, of them from the cache, ttl, the job's
-# warnings ('' when unchanged), then index/translation pairs of new translations. Never recreates an
-# expired record.
-PROGRESS = """
-if redis.call('HGET', KEYS[1], 'status') ~= 'running' then return 0 end
+# warnings ('' when unchanged), fence, then index/translation pairs of new translations. Never recreates an
+# expired record. Returns 'ok', 'fenced' or 'stopped' (the job is not running).
+PROGRESS = (
+    _FENCE
+    + """
+if fenced(KEYS[1], ARGV[5]) then return 'fenced' end
+if redis.call('HGET', KEYS[1], 'status') ~= 'running' then return 'stopped' end
 redis.call('HSET', KEYS[1], 'sentences_done', ARGV[1], 'cached_sentences', ARGV[2])
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'warnings', ARGV[4]) end
-if #ARGV > 4 then
-  redis.call('HSET', KEYS[2], unpack(ARGV, 5))
+if #ARGV > 5 then
+  redis.call('HSET', KEYS[2], unpack(ARGV, 6))
   redis.call('EXPIRE', KEYS[2], tonumber(ARGV[3]))
 end
-return 1
+return 'ok'
+"""
+)
+
+# KEYS: job, lease. ARGV: fence. Lets a running job's lease go (its next claim counts a lost delivery), unless
+# the job was claimed again since (the lease is then another worker's).
+RELEASE = _FENCE + "if fenced(KEYS[1], ARGV[1]) then return 0 end\nreturn redis.call('DEL', KEYS[2])\n"
+
+# KEYS: a route's running set. ARGV: job key prefix, lease key prefix, limit. Running jobs whose lease lapsed
+# (their worker died, stalled or was cut off) and that nobody claimed since, oldest deadline first; their
+# Celery message may wait for the broker's visibility timeout, so a live worker wakes them (WorkerContext).
+# Keeps the set itself: a renewed lease moves its job to its new deadline, a finished or parked job leaves.
+LAPSED = """
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local lapsed = {}
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[3]))) do
+  local ttl = redis.call('PTTL', ARGV[2] .. id)
+  local job = ARGV[1] .. id
+  if ttl > 0 then
+    redis.call('ZADD', KEYS[1], now + ttl, id)
+  elseif redis.call('HGET', job, 'status') == 'running' and redis.call('HGET', job, 'parked') ~= '1' then
+    table.insert(lapsed, id)
+  else
+    redis.call('ZREM', KEYS[1], id)
+  end
+end
+return lapsed
 """
 
 # KEYS: job, its route's pending set. ARGV: id, ttl, texts (JSON), sentences total, of them cached, the

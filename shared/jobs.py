@@ -7,12 +7,12 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Iterable
+from typing import Any
 
 import redis
 
 from shared.error_codes import ErrorCode
-from shared.job_scripts import CLAIM, CREATE, FORGET, PARK, PROGRESS, RENEW, TRANSITION
+from shared.job_scripts import CLAIM, CREATE, FORGET, LAPSED, PARK, PROGRESS, RELEASE, RENEW, TRANSITION
 from shared.keys import Keys
 
 QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED = "queued", "running", "succeeded", "failed", "cancelled"
@@ -178,10 +178,12 @@ class Usage:
 
 @dataclass(frozen=True)
 class Claim:
-    """The outcome of trying to take a job: claimed, leased (someone else runs it), final, missing or lost."""
+    """The outcome of trying to take a job: claimed, leased (someone else runs it), final, missing or lost;
+    a claimed job's `fence`, which every later write of the claimant for it carries (job_scripts._FENCE)."""
 
     outcome: str
     attempts: int = 0
+    fence: int = 0
 
 
 class JobStore:
@@ -199,6 +201,8 @@ class JobStore:
         self._park = client.register_script(PARK)
         self._progress = client.register_script(PROGRESS)
         self._forget = client.register_script(FORGET)
+        self._release = client.register_script(RELEASE)
+        self._lapsed = client.register_script(LAPSED)
 
     # --- the API side -------------------------------------------------------------
 
@@ -300,7 +304,7 @@ class JobStore:
 
     def cancel(self, job_id: str) -> str:
         """'ok' when cancelled now, 'refused' when already final, 'missing' when unknown."""
-        return self._move(job_id, CANCELLED, {})
+        return self._move(job_id, CANCELLED, {}, None)
 
     # --- the worker side ----------------------------------------------------------
 
@@ -320,8 +324,8 @@ class JobStore:
                 "message": f"the worker died {max_deliveries} times while running this job",
             }
         )
-        outcome, attempts = self._claim(
-            keys=[self.keys.job(job_id), self.keys.pending(route), self.keys.lease(job_id)],
+        outcome, attempts, *fence = self._claim(
+            keys=[self.keys.job(job_id), self.keys.pending(route), self.keys.lease(job_id), self.keys.running(route)],
             args=[
                 job_id,
                 worker,
@@ -334,7 +338,7 @@ class JobStore:
                 int(lapse_is_loss),
             ],
         )
-        return Claim(outcome, int(attempts))
+        return Claim(outcome, int(attempts), int(fence[0]) if fence else 0)
 
     def oldest_pending(self, route: str, limit: int) -> list[str]:
         return list(self.client.zrange(self.keys.pending(route), 0, limit - 1))
@@ -352,41 +356,55 @@ class JobStore:
         """A message of this job was taken off the queue: the next park or sweep may send another."""
         self.client.delete(self.keys.wake(job_id))
 
-    def renew_leases(self, job_ids: Iterable[str], worker: str, lease_seconds: float) -> int:
-        keys = [key for j in job_ids for key in (self.keys.lease(j), self.keys.job(j))]
+    def renew_leases(self, fences: dict[str, int], worker: str, lease_seconds: float) -> int:
+        """Renew the leases of the jobs this worker claimed (job id -> its claim's fence)."""
+        keys = [key for j in fences for key in (self.keys.lease(j), self.keys.job(j))]
         if not keys:
             return 0
-        return int(self._renew(keys=keys, args=[worker, int(lease_seconds * 1000)]))
+        return int(self._renew(keys=keys, args=[worker, int(lease_seconds * 1000), *fences.values()]))
 
-    def drop_lease(self, job_id: str) -> None:
-        """Let a running job's lease go, so that its next claim counts a lost delivery."""
-        self.client.delete(self.keys.lease(job_id))
+    def holder(self, job_id: str) -> tuple[str, int]:
+        """The worker that claimed the job last, and its claim's fence ('' and 0: never claimed)."""
+        worker, fence = self.client.hmget(self.keys.job(job_id), ["worker", "fence"])
+        return worker or "", int(fence or 0)
 
-    def park(self, job_id: str, route: str, worker: str) -> bool:
+    def drop_lease(self, job_id: str, fence: int) -> None:
+        """Let a running job's lease go, so that its next claim counts a lost delivery (unless it was
+        claimed again since `fence`)."""
+        self._release(keys=[self.keys.job(job_id), self.keys.lease(job_id)], args=[fence])
+
+    def lapsed(self, route: str, limit: int) -> list[str]:
+        """A route's running jobs whose lease lapsed and that nobody claimed since (see job_scripts.LAPSED)."""
+        return list(self._lapsed(keys=[self.keys.running(route)], args=[self.keys.job(""), self.keys.lease(""), limit]))
+
+    def park(self, job_id: str, route: str, worker: str, fence: int) -> bool:
         """Give a job this worker runs back to its route's pending set (see _PARK); False if it was not ours."""
         keys = [self.keys.job(job_id), self.keys.pending(route), self.keys.lease(job_id)]
-        return bool(self._park(keys=keys, args=[job_id, worker]))
+        return bool(self._park(keys=keys, args=[job_id, worker, fence]))
 
     def set_progress(
         self,
         job_id: str,
+        fence: int,
         sentences_done: int,
         cached: int = 0,
         new: dict[int, str] | None = None,
         warnings: list[dict[str, Any]] | None = None,
-    ) -> None:
+    ) -> str:
         """Record progress and the job's `new` translations (by sentence index), kept until it is final so
         that a parked or redelivered job resumes where it was, whatever the sentence cache holds; and its
-        `warnings` (all of them) when given."""
+        `warnings` (all of them) when given. 'ok'; 'fenced' (claimed again since `fence`: nothing written);
+        'stopped' (not running)."""
         args: list[Any] = [
             sentences_done,
             cached,
             self.job_ttl,
             json.dumps(warnings, ensure_ascii=False) if warnings else "",
+            fence,
         ]
         for index, translation in (new or {}).items():
             args += [index, translation]
-        self._progress(keys=[self.keys.job(job_id), self.keys.partial(job_id)], args=args)
+        return str(self._progress(keys=[self.keys.job(job_id), self.keys.partial(job_id)], args=args))
 
     def partial_translations(self, job_ids: list[str]) -> list[dict[int, str]]:
         """The translations recorded so far of each job, by sentence index."""
@@ -398,6 +416,7 @@ class JobStore:
     def succeed(
         self,
         job_id: str,
+        fence: int,
         translations: list[str],
         cached_sentences: int,
         sentences_done: int,
@@ -410,7 +429,7 @@ class JobStore:
         }
         if warnings:
             fields["warnings"] = json.dumps(warnings, ensure_ascii=False)
-        return self._move(job_id, SUCCEEDED, fields)
+        return self._move(job_id, SUCCEEDED, fields, fence)
 
     def translated(
         self,
@@ -419,6 +438,7 @@ class JobStore:
         cached_sentences: int,
         sentences_done: int,
         warnings: list[dict[str, Any]] | None = None,
+        fence: int | None = None,
     ) -> str:
         """A document job's units are translated: it waits for the document stage to render it."""
         fields = {
@@ -428,13 +448,23 @@ class JobStore:
         }
         if warnings:
             fields["warnings"] = json.dumps(warnings, ensure_ascii=False)
-        return self._move(job_id, RENDERING, fields, ttl=self.job_ttl)
+        return self._move(job_id, RENDERING, fields, fence, ttl=self.job_ttl)
 
-    def fail(self, job_id: str, code: ErrorCode, message: str) -> str:
-        return self._move(job_id, FAILED, {"error": json.dumps({"code": code.value, "message": message})})
+    def fail(self, job_id: str, code: ErrorCode, message: str, fence: int | None = None) -> str:
+        """Fail a job, with the fence of the claim that fails it (None: unfenced, as the API and the document
+        stage do)."""
+        return self._move(job_id, FAILED, {"error": json.dumps({"code": code.value, "message": message})}, fence)
 
-    def _move(self, job_id: str, status: str, fields: dict[str, str], ttl: int = 0) -> str:
-        args: list[str] = [job_id, status, utc_now(), str(ttl or self.result_ttl), self.keys.pending("")]
+    def _move(self, job_id: str, status: str, fields: dict[str, str], fence: int | None, ttl: int = 0) -> str:
+        """'ok'; 'refused' (already final), 'missing', or 'fenced' (claimed again since `fence`; None: any)."""
+        args: list[str] = [
+            job_id,
+            status,
+            utc_now(),
+            str(ttl or self.result_ttl),
+            self.keys.pending(""),
+            "" if fence is None else str(fence),
+        ]
         for name, value in fields.items():
             args += [name, value]
         keys = [

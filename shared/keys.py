@@ -22,6 +22,11 @@ class Keys:
         """Sorted set of a route's queued job ids (score: submission time) that its workers batch from."""
         return f"{self.prefix}pending:{route}"
 
+    def running(self, route: str) -> str:
+        """Sorted set of a route's claimed, running job ids (score: lease deadline, Redis time in ms), where
+        live workers find the jobs whose lease lapsed (see job_scripts.LAPSED)."""
+        return f"{self.prefix}running:{route}"
+
     def queue(self, route: str) -> str:
         """The Celery queue of a route's wake-up messages."""
         return f"{self.prefix}jobs:{route}"

@@ -28,7 +28,7 @@ from shared.memory import probe_memory
 from worker.batching import BatchInterrupted, fit_to_memory, plan_batches
 from worker.drain import draining
 from worker.fault_hooks import run_fault_hooks
-from worker.job_work import JobWork, fail, finish
+from worker.job_work import JobWork, fail, finish, taken_over
 from worker.output_guard import guard
 
 if TYPE_CHECKING:
@@ -188,14 +188,21 @@ def _record(
         if work.complete:
             finish(ctx, work)
             active.pop(job_id)
-        else:
-            save_progress(ctx, work)
+        elif not save_progress(ctx, work):
+            active.pop(job_id)
 
 
-def save_progress(ctx: WorkerContext, work: JobWork) -> None:
+def save_progress(ctx: WorkerContext, work: JobWork) -> bool:
+    """Record the job's progress; False when it was refused (the job was taken over: drop it)."""
     new = work.unsaved()
     warnings = work.unsaved_warnings()
-    ctx.broker.retry(lambda: ctx.store.set_progress(work.job.id, work.done, work.cached, new, warnings))
+    outcome = ctx.broker.retry(
+        lambda: ctx.store.set_progress(work.job.id, work.fence, work.done, work.cached, new, warnings)
+    )
+    if outcome == "fenced":
+        taken_over(ctx, work.job.id, "progress")
+        return False
+    return True
 
 
 def _drop_cancelled(ctx: WorkerContext, active: dict[str, JobWork]) -> None:

@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import psutil
 import redis
 from celery import Task
 from celery.exceptions import TimeLimitExceeded
@@ -22,7 +23,9 @@ from shared.memory import probe_memory
 from shared.redis_client import describe_broker, describe_cache
 from shared.settings import Settings
 from worker import drain
+from worker.container import host_and_container
 from worker.context import WorkerContext
+from worker.job_work import fail
 from worker.rounds import run_round
 
 log = logging.getLogger(__name__)
@@ -60,7 +63,9 @@ class TranslateTask(Task):
         return TranslateTask._context
 
     def on_failure(self, exc: BaseException, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
-        # Called in the parent when the hard time limit killed the pool process.
+        # Called in the parent when the hard time limit killed the pool process. The job is failed only while
+        # that process's claim holds (with its fence): not when another worker took the job over meanwhile
+        # (this one was stopped or cut off past its lease).
         if isinstance(exc, TimeLimitExceeded) and args and isinstance(args[0], str):
             _store_timeout(self.context, args[0])
 
@@ -72,7 +77,9 @@ def _store_timeout(context: WorkerContext, job_id: str) -> None:
     failure is stored from a background thread once the broker takes writes again."""
 
     def store() -> None:
-        context.store.fail(job_id, ErrorCode.TIMEOUT, f"the job ran longer than {settings.task_time_limit}s")
+        holder, fence = context.store.holder(job_id)
+        if _killed_here(holder):
+            context.store.fail(job_id, ErrorCode.TIMEOUT, f"the job ran longer than {settings.task_time_limit}s", fence)
 
     try:
         store()
@@ -86,6 +93,17 @@ def _store_timeout(context: WorkerContext, job_id: str) -> None:
                 log.exception("could not store job %s's timeout", job_id)
 
         threading.Thread(target=retry, name="store-timeout", daemon=True).start()
+
+
+def _killed_here(worker_id: str) -> bool:
+    """Whether a worker id (host:pid:suffix, see WorkerContext) names a process of this host that is gone."""
+    parts = worker_id.rsplit(":", 2)
+    if len(parts) != 3 or parts[0] != host_and_container() or not parts[1].isdigit():
+        return False
+    try:
+        return psutil.Process(int(parts[1])).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
 
 
 @app.task(bind=True, base=TranslateTask, name=TRANSLATE_TASK, max_retries=None)
@@ -104,7 +122,8 @@ def translate_job(self: TranslateTask, job_id: Any) -> None:
         raise self.retry(countdown=2, exc=exc) from None
     except Exception:
         log.exception("job %s failed unexpectedly", job_id)
-        self.context.store.fail(job_id, ErrorCode.INTERNAL_ERROR, "the worker could not translate this job")
+        if job_id in self.context.fences:  # only a job this process claimed (and still holds: its fence)
+            fail(self.context, job_id, ErrorCode.INTERNAL_ERROR, "the worker could not translate this job")
         return
     finally:
         current_job_id.reset(token)

@@ -52,11 +52,14 @@ class WorkerContext:
         self._rounds_running = 0
         self.running_jobs = 0  # jobs of the running round (worker.leases.LeaseKeeper), in the heartbeat
         self._idle_since = time.monotonic()
+        # The fence of each job this process claimed in its current round: its writes for the job carry it.
+        self.fences: dict[str, int] = {}
 
     @contextmanager
     def round_running(self) -> Iterator[None]:
         """Marks this process busy (it sends no wake-ups for waiting jobs meanwhile)."""
         self._rounds_running += 1
+        self.fences = {}  # the last round's claims are over (rounds run one at a time)
         try:
             yield
         finally:
@@ -64,9 +67,9 @@ class WorkerContext:
             self._idle_since = time.monotonic()
 
     def claim(self, job_id: str, fresh_only: bool = False) -> Claim:
-        """Try to take a job of this worker's route (see JobStore.claim)."""
+        """Try to take a job of this worker's route (see JobStore.claim); a claimed job's fence is kept."""
         settings = self.settings
-        return self.store.claim(
+        claim = self.store.claim(
             job_id,
             self.route.key,
             self.worker_id,
@@ -75,6 +78,9 @@ class WorkerContext:
             fresh_only=fresh_only,
             lapse_is_loss=self.lapse_is_loss(),
         )
+        if claim.outcome == "claimed":
+            self.fences[job_id] = claim.fence
+        return claim
 
     def waiting(self) -> int:
         """Jobs waiting in this worker's route."""
@@ -139,10 +145,29 @@ class WorkerContext:
                 sent += 1
         return sent
 
+    def wake_lapsed_jobs(self) -> int:
+        """Send a wake-up for each running job of this route whose lease lapsed: its worker died, stalled or
+        was cut off. Its own message is unacknowledged at that worker, and the broker gives it back only
+        after TRANSQ_VISIBILITY_TIMEOUT; with a wake-up any live worker claims the job now (a lost delivery,
+        counted in its attempts), and the claim's new fence makes the old worker's late writes be refused.
+        Every worker sweeps, busy or idle; the wake key lets one send it per job. None within two leases of a
+        broker outage this process saw (the holders may be alive: they take their leases back)."""
+        if not self.lapse_is_loss():
+            return 0
+        sent = 0
+        for job_id in self.store.lapsed(self.route.key, limit=16):
+            if self.store.mark_woken(job_id, max(1, int(2 * self.settings.lease_seconds))):
+                log.warning("job %s: its worker's lease lapsed, waking it for another worker", job_id)
+                self.stats.incr("leases_lapsed")
+                self.wake(job_id)
+                sent += 1
+        return sent
+
     def start_heartbeat(self) -> None:
         """Report readiness (model loaded) and whether a round runs (for the API's per-route gauges, which
-        autoscalers read) every few seconds from a background thread, and re-send the wake-ups of forgotten
-        waiting jobs; give up when the consumer no longer consumes (worker.consumer_watch)."""
+        autoscalers read) every few seconds from a background thread, wake running jobs whose lease lapsed,
+        and re-send the wake-ups of forgotten waiting jobs; give up when the consumer no longer consumes
+        (worker.consumer_watch)."""
         from worker.engine import describe
 
         info = describe(self.engine)
@@ -160,6 +185,7 @@ class WorkerContext:
                 try:
                     now = {**info, "busy": self._rounds_running > 0, "running_jobs": self.running_jobs}
                     self.registry.beat(self.worker_id, now, self.route, self.namespace)
+                    self.wake_lapsed_jobs()
                     self.wake_forgotten_jobs()
                     if watch.stalled(self._idle_since, self._rounds_running > 0):
                         self.stop_heartbeat()  # the health check fails from now on

@@ -24,6 +24,7 @@ class JobWork:
     """A claimed job while its sentences are translated."""
 
     job: Job
+    fence: int  # its claim's (WorkerContext.claim): every write for the job carries it
     segments: list[list[Segment]]
     sentences: list[str]
     translations: list[str | None]
@@ -88,6 +89,7 @@ def load_works(ctx: WorkerContext, job_ids: list[str]) -> list[JobWork]:
         works.append(
             JobWork(
                 job,
+                ctx.fences.get(job.id, 0),
                 segments,
                 flat,
                 translations,
@@ -119,8 +121,12 @@ def _fill_from_cache(ctx: WorkerContext, works: list[JobWork]) -> None:
 def finish(ctx: WorkerContext, work: JobWork) -> None:
     if work.job.has_document:  # the document stage renders it, then it succeeds
         outcome = ctx.broker.retry(
-            lambda: ctx.store.translated(work.job.id, work.assemble(), work.cached, work.done, work.warnings)
+            lambda: ctx.store.translated(
+                work.job.id, work.assemble(), work.cached, work.done, work.warnings, fence=work.fence
+            )
         )
+        if outcome == "fenced":
+            taken_over(ctx, work.job.id, "result")
         if outcome != "ok":
             return
         try:
@@ -132,9 +138,11 @@ def finish(ctx: WorkerContext, work: JobWork) -> None:
         log.info("job %s translated; the document stage renders it", work.job.id, extra={"job_id": work.job.id})
         return
     outcome = ctx.broker.retry(
-        lambda: ctx.store.succeed(work.job.id, work.assemble(), work.cached, work.done, work.warnings)
+        lambda: ctx.store.succeed(work.job.id, work.fence, work.assemble(), work.cached, work.done, work.warnings)
     )
-    if outcome == "ok":
+    if outcome == "fenced":
+        taken_over(ctx, work.job.id, "result")
+    elif outcome == "ok":
         ctx.stats.job_finished("succeeded", work.job.submitted)
         log.info(
             "job %s succeeded (%d sentences, %d cached)",
@@ -146,7 +154,24 @@ def finish(ctx: WorkerContext, work: JobWork) -> None:
 
 
 def fail(ctx: WorkerContext, job_id: str, code: ErrorCode, message: str) -> None:
-    outcome = ctx.broker.retry(lambda: ctx.store.fail(job_id, code, message))
-    if outcome == "ok":
+    """Fail a job this process claimed (with its claim's fence)."""
+    outcome = ctx.broker.retry(lambda: ctx.store.fail(job_id, code, message, ctx.fences.get(job_id, 0)))
+    if outcome == "fenced":
+        taken_over(ctx, job_id, "failure")
+    elif outcome == "ok":
         ctx.stats.job_finished("failed", None)
         log.warning("job %s failed: %s: %s", job_id, code, message, extra={"job_id": job_id})
+
+
+def taken_over(ctx: WorkerContext, job_id: str, what: str) -> None:
+    """A write for a job this process claimed was refused: the job was claimed again since (this worker
+    stalled or was cut off past its lease, and another took it over). The caller drops the job; it is
+    neither failed nor counted here: its result is the other worker's."""
+    ctx.stats.incr("fenced_writes")
+    log.warning(
+        "job %s was taken over by another worker: this worker's late %s (claim %d) was refused; dropping it",
+        job_id,
+        what,
+        ctx.fences.get(job_id, 0),
+        extra={"job_id": job_id},
+    )

@@ -159,7 +159,7 @@ def _translate_jobs(
                 fail(ctx, work.job.id, ErrorCode.INTERNAL_ERROR, "the worker could not translate this job")
             else:
                 # Counted as an attempt, so it runs alone next time and cannot sink others again.
-                ctx.broker.retry(lambda jid=work.job.id: ctx.store.drop_lease(jid))
+                ctx.broker.retry(lambda w=work: ctx.store.drop_lease(w.job.id, w.fence))
         if own_job_id in active and len(works) > 1:
             if ctx.claim(own_job_id).outcome == "claimed":
                 _translate_jobs(ctx, [own_job_id], own_job_id)
@@ -180,9 +180,10 @@ def _park(ctx: WorkerContext, active: dict[str, JobWork]) -> None:
     (WorkerContext.wake_forgotten_jobs)."""
     ttl = max(1, int(2 * ctx.settings.lease_seconds))
     for work in active.values():
-        save_progress(ctx, work)
+        if not save_progress(ctx, work):
+            continue  # taken over by another worker: not ours to give back
         job_id = work.job.id
-        parked = ctx.broker.retry(lambda jid=job_id: ctx.store.park(jid, ctx.route.key, ctx.worker_id))
+        parked = ctx.broker.retry(lambda w=work: ctx.store.park(w.job.id, ctx.route.key, ctx.worker_id, w.fence))
         if parked and ctx.store.mark_woken(job_id, ttl):
             try:
                 ctx.wake(job_id)

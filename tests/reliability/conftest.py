@@ -44,3 +44,41 @@ class StatusRecorder:
         ranks = [self.ORDER[s] for s in self.seen]
         assert ranks == sorted(ranks), f"status went backwards: {self.seen}"
         return self.seen
+
+
+# Takeover and fencing (test_takeover.py, tests/distributed/test_dead_workers.py)
+
+
+def record(s, job_id):
+    return s.r.hgetall(f"transq:job:{job_id}")
+
+
+def holder(s, job_id, timeout=30):
+    """The worker whose pool process claimed the job (its record's `worker`)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        worker_id = record(s, job_id).get("worker", "")
+        for worker in s.workers:
+            if worker_id and worker.holds(worker_id):
+                return worker, worker_id
+        time.sleep(0.05)
+    raise TimeoutError(f"job {job_id} was not claimed: {record(s, job_id)}")
+
+
+def wait_claimed_by_another(s, job_id, old_worker_id, timeout=15):
+    """The job's record once a worker other than `old_worker_id` claimed it (within the stacks' 3 s lease,
+    a heartbeat, a message and a claim: ~4 s; 15 s on loaded CI cores)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        current = record(s, job_id)
+        if current.get("worker") not in (None, old_worker_id):
+            return current
+        time.sleep(0.02)
+    raise AssertionError(f"no live worker took job {job_id} over within {timeout}s: {record(s, job_id)}")
+
+
+def wait_stat(s, name, at_least, timeout=30):
+    deadline = time.monotonic() + timeout
+    while s.stat(name) < at_least:
+        assert time.monotonic() < deadline, f"{name} stayed at {s.stat(name)}"
+        time.sleep(0.05)

@@ -38,11 +38,12 @@ def test_lifecycle_and_ttls(store, redis_client):
     job = make_job(store)
     assert redis_client.ttl(Keys().job(job.id)) == 100
     assert store.pending_count(ROUTE) == 1
-    assert store.claim(job.id, ROUTE, "w1", 5, 3).outcome == "claimed"
+    claim = store.claim(job.id, ROUTE, "w1", 5, 3)
+    assert (claim.outcome, claim.fence) == ("claimed", 1)
     assert store.get(job.id).status == "running"
     assert store.pending_count(ROUTE) == 0
-    store.set_progress(job.id, 1)
-    assert store.succeed(job.id, ["Hello."], cached_sentences=0, sentences_done=1) == "ok"
+    assert store.set_progress(job.id, claim.fence, 1) == "ok"
+    assert store.succeed(job.id, claim.fence, ["Hello."], cached_sentences=0, sentences_done=1) == "ok"
     done = store.get(job.id)
     assert done.status == "succeeded" and done.result == ["Hello."] and done.finished_at
     assert 0 < redis_client.ttl(Keys().job(job.id)) <= 50
@@ -51,12 +52,12 @@ def test_lifecycle_and_ttls(store, redis_client):
 
 def test_status_never_moves_backwards(store):
     job = make_job(store)
-    store.claim(job.id, ROUTE, "w1", 5, 3)
-    assert store.succeed(job.id, ["a"], 0, 1) == "ok"
-    assert store.fail(job.id, ErrorCode.INTERNAL_ERROR, "y") == "refused"
+    fence = store.claim(job.id, ROUTE, "w1", 5, 3).fence
+    assert store.succeed(job.id, fence, ["a"], 0, 1) == "ok"
+    assert store.fail(job.id, ErrorCode.INTERNAL_ERROR, "y", fence) == "refused"
     assert store.cancel(job.id) == "refused"
     assert store.claim(job.id, ROUTE, "w2", 5, 3).outcome == "final"
-    assert store.succeed(job.id, ["b"], 0, 1) == "refused"
+    assert store.succeed(job.id, fence, ["b"], 0, 1) == "refused"
     assert store.get(job.id).result == ["a"]
 
 
@@ -89,27 +90,65 @@ def test_lost_deliveries_fail_the_job(store):
 
 def test_a_parked_job_waits_again_and_its_next_claim_counts_no_attempt(store, redis_client):
     job = make_job(store)
-    store.claim(job.id, ROUTE, "w1", 5, 3)
-    store.set_progress(job.id, 1, 0, {0: "half"})
-    assert store.park(job.id, ROUTE, "w2") is False  # not w2's to give back
-    assert store.park(job.id, ROUTE, "w1") is True
+    fence = store.claim(job.id, ROUTE, "w1", 5, 3).fence
+    store.set_progress(job.id, fence, 1, 0, {0: "half"})
+    assert store.park(job.id, ROUTE, "w2", fence) is False  # not w2's to give back
+    assert store.park(job.id, ROUTE, "w1", fence) is True
     assert store.oldest_pending(ROUTE, 5) == [job.id] and store.get(job.id).status == "running"
-    assert store.renew_leases([job.id], "w1", 5) == 0  # its old holder does not take it back
-    assert store.claim(job.id, ROUTE, "w2", 5, 3, fresh_only=True).outcome == "claimed"  # rounds may take it in
+    assert store.renew_leases({job.id: fence}, "w1", 5) == 0  # its old holder does not take it back
+    again = store.claim(job.id, ROUTE, "w2", 5, 3, fresh_only=True)  # rounds may take it in
+    assert (again.outcome, again.fence) == ("claimed", fence + 1)
     assert store.get(job.id).attempts == 1 and store.partial_translations([job.id]) == [{0: "half"}]
-    store.succeed(job.id, ["done"], 0, 1)
+    store.succeed(job.id, again.fence, ["done"], 0, 1)
     assert not redis_client.exists(Keys().partial(job.id))  # kept only while it runs
 
 
 def test_a_lapsed_lease_counts_as_lost_only_when_the_claimant_saw_no_outage(store):
     job = make_job(store)
-    store.claim(job.id, ROUTE, "w1", 0.05, 3)
+    fence = store.claim(job.id, ROUTE, "w1", 0.05, 3).fence
     time.sleep(0.1)  # the lease lapsed (a broker freeze, or w1 died)
     assert store.claim(job.id, ROUTE, "w2", 5, 3, lapse_is_loss=False).outcome == "leased"
-    assert store.renew_leases([job.id], "w1", 5) == 1  # w1 is alive: it takes its lease back
+    assert store.renew_leases({job.id: fence}, "w1", 5) == 1  # w1 is alive: it takes its lease back
     assert store.claim(job.id, ROUTE, "w2", 5, 3).outcome == "leased"
-    store.drop_lease(job.id)
+    store.drop_lease(job.id, fence)
     assert store.claim(job.id, ROUTE, "w2", 5, 3).attempts == 2
+
+
+def test_a_stale_claim_s_writes_are_refused_and_the_live_claim_s_result_stands(store, redis_client):
+    """Fencing: w1 stalls past its lease, w2 claims the job; w1's late writes, in any order, change nothing."""
+    job = make_job(store)
+    old = store.claim(job.id, ROUTE, "w1", 0.05, 3)
+    time.sleep(0.1)  # w1 stalled (stopped, cut off) past its lease
+    new = store.claim(job.id, ROUTE, "w2", 5, 3)
+    assert (new.outcome, new.attempts, new.fence) == ("claimed", 2, old.fence + 1)
+    assert store.renew_leases({job.id: old.fence}, "w1", 5) == 0  # w1 does not take the lease back
+    assert redis_client.get(Keys().lease(job.id)) == "w2"
+    assert store.set_progress(job.id, old.fence, 1, 0, {0: "stale"}) == "fenced"
+    assert store.park(job.id, ROUTE, "w1", old.fence) is False
+    store.drop_lease(job.id, old.fence)
+    assert redis_client.get(Keys().lease(job.id)) == "w2"  # w2's lease stays
+    assert store.succeed(job.id, old.fence, ["stale"], 0, 1) == "fenced"
+    assert store.fail(job.id, ErrorCode.INTERNAL_ERROR, "m", old.fence) == "fenced"
+    assert store.get(job.id).status == "running" and store.partial_translations([job.id]) == [{}]
+    assert store.set_progress(job.id, new.fence, 1, 0, {0: "live"}) == "ok"
+    assert store.succeed(job.id, new.fence, ["live"], 0, 1) == "ok"
+    assert store.succeed(job.id, old.fence, ["stale"], 0, 1) == "fenced"  # after the live result, too
+    assert store.get(job.id).result == ["live"]
+
+
+def test_running_jobs_whose_lease_lapsed_are_found_once_per_claim(store, redis_client):
+    alive, dead, done = make_job(store), make_job(store), make_job(store)
+    fences = {j.id: store.claim(j.id, ROUTE, "w1", 0.2, 3).fence for j in (alive, dead, done)}
+    store.succeed(done.id, fences[done.id], ["x"], 0, 1)
+    assert store.lapsed(ROUTE, 16) == []  # nothing lapsed yet
+    deadline = time.monotonic() + 1
+    while time.monotonic() < deadline:
+        store.renew_leases({alive.id: fences[alive.id]}, "w1", 0.2)  # alive renews, dead does not
+        time.sleep(0.05)
+    assert store.lapsed(ROUTE, 16) == [dead.id]
+    assert redis_client.zscore(Keys().running(ROUTE), done.id) is None  # finished: out of the set
+    assert store.claim(dead.id, ROUTE, "w2", 5, 3).outcome == "claimed"
+    assert store.lapsed(ROUTE, 16) == []  # claimed again: its new lease runs
 
 
 def test_create_checks_the_queue_cap_and_the_idempotency_key_in_one_step(store, redis_client):
@@ -128,14 +167,14 @@ def test_create_checks_the_queue_cap_and_the_idempotency_key_in_one_step(store, 
 
 def test_concurrent_writers_cannot_regress(store):
     job = make_job(store)
-    store.claim(job.id, ROUTE, "w1", 5, 3)
+    fence = store.claim(job.id, ROUTE, "w1", 5, 3).fence
     outcomes = []
 
     def write(kind: str) -> None:
         if kind == "ok":
-            outcomes.append(store.succeed(job.id, ["x"], 0, 1))
+            outcomes.append(store.succeed(job.id, fence, ["x"], 0, 1))
         else:
-            outcomes.append(store.fail(job.id, ErrorCode.INTERNAL_ERROR, "m"))
+            outcomes.append(store.fail(job.id, ErrorCode.INTERNAL_ERROR, "m", fence))
 
     threads = [threading.Thread(target=write, args=("ok" if i % 2 else "fail",)) for i in range(20)]
     for t in threads:
@@ -147,7 +186,7 @@ def test_concurrent_writers_cannot_regress(store):
 
 
 def test_progress_never_recreates_an_expired_job(store, redis_client):
-    store.set_progress("0" * 32, 3)
+    assert store.set_progress("0" * 32, 1, 3) == "fenced"  # no record, no fence to match
     assert not redis_client.exists(Keys().job("0" * 32))
 
 
