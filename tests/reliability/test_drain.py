@@ -1,4 +1,4 @@
-"""RELIABILITY 52: SIGTERM to a worker mid-job (pod deletion, scale-in, a rolling update) drains it: the round
+"""RELIABILITY 70: SIGTERM to a worker mid-job (pod deletion, scale-in, a rolling update) drains it: the round
 stops at the next batch boundary, parks its unfinished jobs with their translations so far, acknowledges and
 exits; another worker finishes the job without counting a lost delivery or translating anything twice."""
 
