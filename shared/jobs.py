@@ -416,7 +416,7 @@ class JobStore:
     def succeed(
         self,
         job_id: str,
-        fence: int,
+        fence: int | None,
         translations: list[str],
         cached_sentences: int,
         sentences_done: int,

@@ -132,11 +132,14 @@ class Settings:
     )
     max_document_parts: int = setting(
         50_000,
-        "Most parts (tags, paragraphs, Word runs, table cells, subtitles) a document may have; one with more gets "
-        "422 `document_too_complex` while it is read, so its cost stays bounded.",
+        "Most parts (tags, paragraphs, Word runs, table cells, subtitles) a document may have; one with more fails "
+        "its job with `document_too_complex` as soon as the count is passed while it is read, so its cost stays "
+        "bounded.",
     )
     docx_unpacked_base_mb: int = setting(
-        32, "A .docx may unpack to this many MiB plus TRANSQ_DOCX_UNPACKED_RATIO times its size; more gets 422."
+        32,
+        "A .docx may unpack to this many MiB plus TRANSQ_DOCX_UNPACKED_RATIO times its size; more fails the job with "
+        "`document_too_complex`.",
     )
     docx_unpacked_ratio: int = setting(
         20, "How many times its own size a .docx may unpack to, on top of TRANSQ_DOCX_UNPACKED_BASE_MB."

@@ -48,7 +48,7 @@ def test_a_document_is_charged_and_what_a_finished_job_no_longer_holds_is_releas
     assert held(redis_client, "key:a") < 1_000  # only the small failed record is left
     plain = job(["字" * 10_000])
     store.create(plain, usage=usage)
-    store.succeed(plain.id, ["short"], 0, 1)
+    store.succeed(plain.id, None, ["short"], 0, 1)
     assert "texts" not in redis_client.hgetall(KEYS.job(plain.id))
     assert held(redis_client, "key:a") < 2_000
 
