@@ -27,9 +27,8 @@ from transformers.modeling_outputs import BaseModelOutput
 
 from worker.decoder_steps import DecoderSteps
 
-# Generation-config fields this loop reproduces; any other field set to a non-default value means a
-# logits processor or search variant it does not have, and generation stays with transformers.
-_UNDERSTOOD = {
+# Generation-config fields this loop reproduces, whatever their value (within the checks of `for_model`).
+_REPRODUCED = {
     "bad_words_ids",
     "bos_token_id",
     "decoder_start_token_id",
@@ -42,11 +41,23 @@ _UNDERSTOOD = {
     "min_new_tokens",
     "length_penalty",
     "early_stopping",
+    "renormalize_logits",
     "do_sample",
     "use_cache",
+}
+# Fields that never change the tokens: what generate() returns besides them, and bookkeeping.
+_NO_EFFECT = {
+    "output_attentions",
+    "output_hidden_states",
+    "output_scores",
+    "output_logits",
+    "return_dict_in_generate",
     "transformers_version",
     "_from_model_config",
+    "_commit_hash",
 }
+# Sampling-only fields: without do_sample, transformers builds no warper from them.
+_SAMPLING_ONLY = {"temperature", "top_k", "top_p", "min_p", "typical_p", "epsilon_cutoff", "eta_cutoff"}
 _FINISHED = -1.0e9  # transformers' score for "not a candidate"
 
 
@@ -62,32 +73,28 @@ class Decoder:
     length_penalty: float
     early_stopping: bool | str
     cache_argument: str  # the forward() argument that takes the key/value cache
+    renormalize: bool = False  # log-softmax again after the rules, as transformers' LogitNormalization
 
     @classmethod
     def for_model(cls, model: Any) -> Decoder | None:
         """The decoder for this model's generation config, or None when only `generate` reproduces it."""
+        return None if unsupported(model) else cls._build(model)
+
+    @classmethod
+    def _build(cls, model: Any) -> Decoder:
         config: GenerationConfig = model.generation_config
-        if not getattr(model.config, "is_encoder_decoder", False):
-            return None
-        if set(config.to_diff_dict()) - _UNDERSTOOD or config.do_sample:
-            return None
-        eos = _ids(config.eos_token_id)
-        forced = _ids(config.forced_eos_token_id)
-        bad_words = config.bad_words_ids or []
-        if len(eos) != 1 or len(forced) > 1 or any(len(words) != 1 for words in bad_words):
-            return None
-        if config.decoder_start_token_id is None or config.pad_token_id is None:
-            return None
+        eos, forced = _ids(config.eos_token_id), _ids(config.forced_eos_token_id)
         return cls(
             start=int(config.decoder_start_token_id),
             eos=eos[0],
             pad=int(config.pad_token_id),
-            banned=tuple(words[0] for words in bad_words),
+            banned=tuple(words[0] for words in config.bad_words_ids or []),
             forced_eos=forced[0] if forced else None,
             length_penalty=float(config.length_penalty if config.length_penalty is not None else 1.0),
             early_stopping=config.early_stopping if config.early_stopping is not None else False,
             # transformers 5.x renames `past_key_values` to `cache`, model by model
             cache_argument="cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values",
+            renormalize=bool(config.renormalize_logits),
         )
 
     def generate(
@@ -99,9 +106,11 @@ class Decoder:
         max_new_tokens: int,
         min_new_tokens: int = 0,
         interrupt: Callable[[], bool] | None = None,
+        scores: list | None = None,
     ) -> list[list[int]]:
         """Each sentence's output tokens, up to and including its end of sentence. `interrupt` is asked
-        before every decoding step; when it answers True the batch stops with BatchInterrupted."""
+        before every decoding step; when it answers True the batch stops with BatchInterrupted. A `scores`
+        list receives what generate() reports: each token's score (greedy), each sentence's (beam)."""
         encoder = model.get_encoder()(input_ids=input_ids, attention_mask=attention_mask)
         hidden = encoder.last_hidden_state
         if num_beams > 1:
@@ -111,8 +120,8 @@ class Decoder:
             model, BaseModelOutput(last_hidden_state=hidden), attention_mask, self.cache_argument, interrupt
         )
         if num_beams == 1:
-            return self._greedy(step, len(input_ids), max_new_tokens, min_new_tokens)
-        return self._beam_search(step, len(input_ids), num_beams, max_new_tokens, min_new_tokens)
+            return self._greedy(step, len(input_ids), max_new_tokens, min_new_tokens, scores)
+        return self._beam_search(step, len(input_ids), num_beams, max_new_tokens, min_new_tokens, scores)
 
     def _apply_rules(self, scores: torch.Tensor, new_tokens: int, min_new: int, max_new: int) -> None:
         """transformers' NoBadWords, MinNewTokens and ForcedEOS processors, in place."""
@@ -124,7 +133,9 @@ class Decoder:
             scores.fill_(-math.inf)
             scores[:, self.forced_eos] = 0
 
-    def _greedy(self, step: DecoderSteps, batch: int, max_new: int, min_new: int) -> list[list[int]]:
+    def _greedy(
+        self, step: DecoderSteps, batch: int, max_new: int, min_new: int, scores_out: list | None = None
+    ) -> list[list[int]]:
         device = step.device
         tokens = torch.full((batch, 1), self.start, dtype=torch.long, device=device)
         unfinished = torch.ones(batch, dtype=torch.long, device=device)
@@ -132,16 +143,25 @@ class Decoder:
         for new in range(max_new):
             scores = step(tokens)
             self._apply_rules(scores, new, min_new, max_new)
-            chosen = scores.argmax(dim=-1)
+            chosen = scores.argmax(dim=-1)  # renormalizing would not move the argmax
+            if scores_out is not None:
+                scored = torch.log_softmax(scores, -1) if self.renormalize else scores
+                scores_out.append(scored.gather(1, chosen[:, None])[:, 0])
             chosen = chosen * unfinished + self.pad * (1 - unfinished)
             out.append(chosen)
             unfinished = unfinished & (chosen != self.eos).long()
             if not unfinished.any():
                 break
             tokens = chosen[:, None]
-        return [_until_end(row, self.eos) for row in torch.stack(out, dim=1).tolist()]
+        tokens_out = [_until_end(row, self.eos) for row in torch.stack(out, dim=1).tolist()]
+        if scores_out is not None:
+            per_step = torch.stack(scores_out, dim=1).tolist()
+            scores_out[:] = [row[: len(tokens)] for row, tokens in zip(per_step, tokens_out)]
+        return tokens_out
 
-    def _beam_search(self, step: DecoderSteps, batch: int, beams: int, max_new: int, min_new: int) -> list[list[int]]:
+    def _beam_search(
+        self, step: DecoderSteps, batch: int, beams: int, max_new: int, min_new: int, scores_out: list | None = None
+    ) -> list[list[int]]:
         """transformers' `_beam_search` (5.x, one end-of-sentence token, no sampling), step for step."""
         device = step.device
         keep = 2 * beams  # candidates kept per sentence: enough for `beams` that do not end here
@@ -159,6 +179,8 @@ class Decoder:
             log_probs = step(last)
             torch._log_softmax(log_probs, -1, False, out=log_probs)
             self._apply_rules(log_probs, new, min_new, max_new)
+            if self.renormalize:
+                torch._log_softmax(log_probs, -1, False, out=log_probs)
             # Each beam's best `keep` tokens, then the sentence's best `keep` of those, by accumulated score.
             row_best, row_tokens = torch.topk(log_probs, keep, dim=-1)
             del log_probs
@@ -198,6 +220,8 @@ class Decoder:
                 break
             step.keep_rows(rows)
             last = running[:, :, new].reshape(-1, 1)
+        if scores_out is not None:
+            scores_out[:] = finished_scores[:, 0].tolist()
         return [_until_end(row, self.eos) for row in finished[:, 0].tolist()]
 
     def _still_improvable(
@@ -217,6 +241,52 @@ class Decoder:
         best_running = running_scores[:, :1] / (length**self.length_penalty)
         worst_finished = torch.where(is_finished, torch.min(finished_scores, dim=1, keepdim=True)[0], _FINISHED)
         return improvable & torch.any(best_running > worst_finished, dim=-1, keepdim=True)
+
+
+def unsupported(model: Any) -> list[str]:
+    """Why this loop cannot give the model's tokens: the generation-config fields (with their values) that
+    hold something other than transformers' default and that it does not reproduce; empty when it can."""
+    config: GenerationConfig = model.generation_config
+    if not getattr(model.config, "is_encoder_decoder", False):
+        return ["a decoder-only model"]
+    found = []
+    for name, value in config.to_dict().items():
+        if name in _REPRODUCED or name in _NO_EFFECT or (name in _SAMPLING_ONLY and not config.do_sample):
+            continue
+        if not _is_default(name, value):
+            found.append(f"{name}={value!r}")
+    if config.do_sample:
+        found.append("do_sample=True")
+    eos, forced, bad_words = _ids(config.eos_token_id), _ids(config.forced_eos_token_id), config.bad_words_ids or []
+    if len(eos) != 1:
+        found.append(f"eos_token_id={config.eos_token_id!r} (one end token only)")
+    if len(forced) > 1:
+        found.append(f"forced_eos_token_id={config.forced_eos_token_id!r} (one token only)")
+    if any(len(words) != 1 for words in bad_words):
+        found.append(f"bad_words_ids={bad_words!r} (single tokens only)")
+    for name in ("decoder_start_token_id", "pad_token_id"):
+        if getattr(config, name) is None:
+            found.append(f"{name}=None")
+    return found
+
+
+def _defaults() -> dict[str, Any]:
+    """transformers' value for each field when a config leaves it out (4.x: GenerationConfig()'s own values;
+    5.x: None there, the values generate() then applies in `_get_default_generation_params`)."""
+    defaults = GenerationConfig().to_dict()
+    applied = getattr(GenerationConfig, "_get_default_generation_params", None)
+    if callable(applied):
+        defaults.update({k: v for k, v in applied().items() if defaults.get(k) is None})
+    return defaults
+
+
+_DEFAULTS = _defaults()
+
+
+def _is_default(name: str, value: Any) -> bool:
+    """The value transformers uses when the field is left out (None, and False for an off switch, count too)."""
+    default = _DEFAULTS.get(name)
+    return value is None or value == default or (default is None and value is False)
 
 
 def _ids(value: Any) -> list[int]:

@@ -25,7 +25,7 @@ from shared.memory import allowed_cpus, process_rss_bytes
 from shared.settings import Settings
 from worker import marian_positions
 from worker.batching import batch_budget
-from worker.decoding import Decoder
+from worker.decoding import Decoder, unsupported
 from worker.quantization import quantize_int8
 
 log = logging.getLogger(__name__)
@@ -74,8 +74,18 @@ class TranslationEngine:
         elif self.device.type == "cuda":
             self.quantization = str(dtype).replace("torch.", "")
         self.model = model.to(self.device)
-        # Our decoding loop where it gives transformers' tokens for this generation config, else generate().
-        self.decoder = Decoder.for_model(self.model)
+        # Our decoding loop where it gives transformers' tokens for this generation config, else generate(),
+        # loudly: a fallback costs a large share of the throughput (README, "Decoding").
+        fields = unsupported(self.model)
+        self.decoder = None if fields else Decoder.for_model(self.model)
+        self.decoding = "transq" if self.decoder else "generate"
+        if fields:
+            log.warning(
+                "decoding falls back to transformers' generate() (slower): the generation config of %s sets %s",
+                settings.model,
+                ", ".join(fields),
+            )
+        self.tokens_generated = 0  # output tokens so far, end tokens included (for benchmarks and metrics)
         _release_freed_memory()
         config = model.config
         self.shape = Shape(
@@ -111,7 +121,7 @@ class TranslationEngine:
             threads,
             self.quantization,
             self.num_beams,
-            "transq" if self.decoder else "generate",
+            self.decoding,
             self.resident_bytes / 2**20,
         )
 
@@ -175,6 +185,7 @@ class TranslationEngine:
                 output: Any = self.decoder.generate(
                     self.model, input_ids, attention, self.num_beams, new_tokens, min_new_tokens, interrupt
                 )
+                self.tokens_generated += sum(len(row) for row in output)
             else:
                 output = self.model.generate(
                     input_ids=input_ids,
@@ -184,6 +195,7 @@ class TranslationEngine:
                     min_new_tokens=min_new_tokens or None,
                     do_sample=False,
                 )
+                self.tokens_generated += int((output[:, 1:] != self.tokenizer.pad_token_id).sum())
             texts = self.tokenizer.batch_decode(output, skip_special_tokens=True, clean_up_tokenization_spaces=True)
             del output
         finally:
@@ -273,6 +285,7 @@ def describe(engine: TranslationEngine) -> dict[str, Any]:
     """What a worker reports about its model in its heartbeat."""
     return {
         **engine.identity,
+        "decoding": engine.decoding,  # not in the identity: both ways give the same tokens
         "load_seconds": round(engine.load_seconds, 2),
         "resident_mb": round(engine.resident_bytes / 2**20),
     }

@@ -47,7 +47,9 @@ SHAPES = {
 }
 
 
-def _train_spm(lines: Sequence[str], prefix: Path, vocab_size: int, coverage: float) -> None:
+def _train_spm(
+    lines: Sequence[str], prefix: Path, vocab_size: int, coverage: float, extra_pieces: Sequence[str] = ()
+) -> None:
     import sentencepiece as spm
 
     with tempfile.NamedTemporaryFile("w", suffix=".txt", encoding="utf-8", delete=False) as handle:
@@ -56,7 +58,8 @@ def _train_spm(lines: Sequence[str], prefix: Path, vocab_size: int, coverage: fl
     spm.SentencePieceTrainer.train(
         input=corpus,
         model_prefix=str(prefix),
-        vocab_size=vocab_size,
+        vocab_size=vocab_size + len(extra_pieces),
+        user_defined_symbols=list(extra_pieces),
         character_coverage=coverage,
         model_type="unigram",
         hard_vocab_limit=False,
@@ -85,11 +88,13 @@ def make_test_model(
     seed: int = 0,
     pair: str = "zh-en",
     behaviour: str = "copy",
+    target_words: int = 0,
 ) -> Path:
     """Write a MarianMT model of `shape` translating `pair` (zh-en or en-zh) into `folder`; return it.
-    `behaviour`: "copy" (the tiny shape only: taught to copy its input) or "random" (untrained)."""
+    `behaviour`: "copy" (the tiny shape only: taught to copy its input) or "random" (untrained).
+    `target_words`: that many extra whole-word pieces in target.spm (a target vocabulary of opus-mt's size)."""
     import torch
-    from transformers import GenerationConfig, MarianConfig, MarianMTModel
+    from transformers import MarianConfig, MarianMTModel
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # no tqdm bar while the weights are written
@@ -105,7 +110,8 @@ def make_test_model(
     small = shape == "tiny"
     sizes = {"zh": 400 if small else 4000, "en": 300 if small else 1000}
     _train_spm(corpora[source][0], folder / "source", sizes[source], corpora[source][1])
-    _train_spm(corpora[target][0], folder / "target", sizes[target], corpora[target][1])
+    words = [f"w{n}q" for n in range(target_words)]
+    _train_spm(corpora[target][0], folder / "target", sizes[target], corpora[target][1], words)
     (folder / "source.model").rename(folder / "source.spm")
     (folder / "target.model").rename(folder / "target.spm")
     for extra in ("source.vocab", "target.vocab"):
@@ -156,15 +162,7 @@ def make_test_model(
     )
     torch.manual_seed(seed)
     model = MarianMTModel(config)
-    model.generation_config = GenerationConfig(
-        decoder_start_token_id=pad,
-        eos_token_id=0,
-        pad_token_id=pad,
-        forced_eos_token_id=0,
-        bad_words_ids=[[pad]],
-        num_beams=num_beams,
-        max_length=512,
-    )
+    model.generation_config = opus_generation_config(pad, num_beams)
     if behaviour == "copy" and small:
         _teach_to_copy(model, folder, corpora[source][0] + corpora[target][0], seed)
     model.save_pretrained(folder)
@@ -177,6 +175,24 @@ def make_test_model(
         folder,
     )
     return folder
+
+
+def opus_generation_config(pad: int, num_beams: int):  # type: ignore[no-untyped-def]
+    """The generation config of Helsinki-NLP's opus-mt models, field for field (their generation_config.json:
+    bad words, bos, decoder start, eos, forced eos, max_length, num_beams, pad, renormalize_logits)."""
+    from transformers import GenerationConfig
+
+    return GenerationConfig(
+        bad_words_ids=[[pad]],
+        bos_token_id=0,
+        decoder_start_token_id=pad,
+        eos_token_id=0,
+        forced_eos_token_id=0,
+        max_length=512,
+        num_beams=num_beams,
+        pad_token_id=pad,
+        renormalize_logits=True,
+    )
 
 
 def _teach_to_copy(model, folder: Path, lines: Sequence[str], seed: int, steps: int = 700) -> None:  # type: ignore[no-untyped-def]
