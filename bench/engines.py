@@ -73,13 +73,17 @@ def source_pieces(folder: Path, sentences: list[str]) -> list[list[str]]:
     return [tokenizer.convert_ids_to_tokens(list(row) + [tokenizer.eos_token_id]) for row in ids]
 
 
-def run_child(engine: str, model: Path, job: dict, workdir: Path) -> dict:
+def run_child(engine: str, model: Path, job: dict, workdir: Path, tree: str | None = None) -> dict:
+    """One engine in a child process; `tree`: another checkout of transq whose engine to run instead."""
     job_file = workdir / "job.json"
     job_file.write_text(json.dumps(job, ensure_ascii=False), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": tree} if tree else None
     out = subprocess.run(
         [sys.executable, "-m", "bench.engine_child", engine, str(model), str(job_file)],
         capture_output=True,
         text=True,
+        cwd=tree,
+        env=env,
     )
     if out.returncode != 0:
         raise RuntimeError(f"{engine} failed:\n{out.stderr[-3000:]}")
@@ -95,6 +99,14 @@ def main() -> None:
     parser.add_argument("--engines", default=",".join(ENGINES))
     parser.add_argument("--beams", default="1,4")
     parser.add_argument("--workloads", default="realistic,forced-32")
+    parser.add_argument(
+        "--compare-tree",
+        default="",
+        help="another checkout of transq (e.g. `git archive` of an older commit): its engine runs too, as transq@tree",
+    )
+    parser.add_argument(
+        "--target-vocabulary", action="store_true", help="also run transq's engine with TRANSQ_TARGET_VOCABULARY=on"
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
 
@@ -107,6 +119,10 @@ def main() -> None:
         "forced-32": (opus_shaped_model(all_sentences), 32, 32),
     }
     engines = args.engines.split(",")
+    if args.target_vocabulary:
+        engines.insert(engines.index("transq") + 1, "transq+target")
+    if args.compare_tree:
+        engines.insert(0, "transq@tree")
     rows, rates, notes = [], {}, []
     with tempfile.TemporaryDirectory(prefix="transq-engines-") as tmp:
         for workload in args.workloads.split(","):
@@ -129,12 +145,16 @@ def main() -> None:
                         "max_new": max_new,
                         "batch": BATCH[beams],
                         "passes": passes,
+                        "settings": {"target_vocabulary": True} if engine == "transq+target" else {},
                     }
                     log.info("%s, beam %d: %s", workload, beams, engine)
-                    result = run_child(engine, ct2 if engine == "ctranslate2" else folder, job, Path(tmp))
+                    tree = args.compare_tree if engine == "transq@tree" else None
+                    kind = "transq" if engine.startswith("transq") else engine
+                    result = run_child(kind, ct2 if engine == "ctranslate2" else folder, job, Path(tmp), tree)
                     rate = len(sentences) / result["seconds"]
                     rates[(workload, beams, engine)] = rate
                     name = engine if engine != "transq" else f"transq ({result['decoding']})"
+                    name = f"transq @ {Path(tree).name}" if tree else name
                     rows.append(
                         [
                             workload,

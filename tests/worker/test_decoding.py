@@ -22,22 +22,6 @@ SENTENCES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def eos_prone(model_dir):
-    """The test model's shape with larger random weights (outputs that depend on the input) and end of
-    sentence made likely, so that beams end at many different steps."""
-    from transformers import AutoConfig, GenerationConfig, MarianMTModel
-
-    config = AutoConfig.from_pretrained(str(model_dir))
-    config.init_std = 0.3
-    torch.manual_seed(1)
-    model = MarianMTModel(config).eval()
-    model.generation_config = GenerationConfig.from_pretrained(str(model_dir))
-    with torch.no_grad():
-        model.final_logits_bias[0, model.generation_config.eos_token_id] += 6.0
-    return model
-
-
 def _tokens(output: torch.Tensor, eos: int, pad: int) -> list[list[int]]:
     """generate()'s rows as ours: without the decoder start, up to and including the end of sentence."""
     rows = []
@@ -139,7 +123,8 @@ def test_a_config_spelling_out_defaults_keeps_the_fast_path(model_dir):
     transformers' defaults, so such a config, and opus-mt's renormalize_logits, keep our loop."""
     from transformers import AutoModelForSeq2SeqLM
 
-    from worker.decoding import Decoder, unsupported
+    from worker.decoding import Decoder
+    from worker.generation_config import unsupported
 
     model = AutoModelForSeq2SeqLM.from_pretrained(str(model_dir))
     assert model.generation_config.renormalize_logits is True  # built like opus-mt's config
