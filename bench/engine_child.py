@@ -30,6 +30,7 @@ def run_transq(model: str, job: dict, use_generate: bool) -> tuple[float, list[i
         max_new_tokens=job["max_new"],
         min_new_tokens=job["min_new"],
         quantize="int8",
+        torch_threads=job["threads"],
         **job.get("settings", {}),
     )
     engine = TranslationEngine(settings)
@@ -53,8 +54,7 @@ def run_transq(model: str, job: dict, use_generate: bool) -> tuple[float, list[i
 def run_ctranslate2(model: str, job: dict) -> tuple[float, list[int], dict]:
     import ctranslate2
 
-    threads = len(os.sched_getaffinity(0))
-    translator = ctranslate2.Translator(model, device="cpu", compute_type="int8", intra_threads=threads)
+    translator = ctranslate2.Translator(model, device="cpu", compute_type="int8", intra_threads=job["threads"])
     pieces = job["pieces"]
     options = {
         "beam_size": job["beams"],

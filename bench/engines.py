@@ -98,6 +98,7 @@ def main() -> None:
     parser.add_argument("--passes", type=int, default=0, help="passes per engine, best kept (default 2, 1 quick)")
     parser.add_argument("--engines", default=",".join(ENGINES))
     parser.add_argument("--beams", default="1,4")
+    parser.add_argument("--threads", type=int, default=0, help="threads per engine (default: the CPUs allowed)")
     parser.add_argument("--workloads", default="realistic,forced-32")
     parser.add_argument(
         "--compare-tree",
@@ -119,6 +120,7 @@ def main() -> None:
         "forced-32": (opus_shaped_model(all_sentences), 32, 32),
     }
     engines = args.engines.split(",")
+    threads = args.threads or len(os.sched_getaffinity(0))
     if args.target_vocabulary:
         engines.insert(engines.index("transq") + 1, "transq+target")
     if args.compare_tree:
@@ -145,6 +147,7 @@ def main() -> None:
                         "max_new": max_new,
                         "batch": BATCH[beams],
                         "passes": passes,
+                        "threads": threads,
                         "settings": {"target_vocabulary": True} if engine == "transq+target" else {},
                     }
                     log.info("%s, beam %d: %s", workload, beams, engine)
@@ -175,7 +178,7 @@ def main() -> None:
         row.append(row[3] / ct2_rate if ct2_rate else "-")
     print(
         f"\n{len(sentences)} sentences, batches of {BATCH[1]} (beam 1) and {BATCH[4]} (beam 4), best of {passes}"
-        f" pass(es); {machine()}; threads {len(os.sched_getaffinity(0))}; CPU flags: {cpu_flags()}\n"
+        f" pass(es); {machine()}; {threads} thread(s) per engine; CPU flags: {cpu_flags()}\n"
     )
     headers = ["workload", "engine", "beam", "sentences/s", "tokens/s", "tokens/sentence", "peak RSS MiB", "÷ CT2"]
     print(table(headers, rows))
