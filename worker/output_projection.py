@@ -44,8 +44,12 @@ class OutputProjection:
         return cls(layer, None if bias is None else bias[:, ids].clone(), ids)
 
     def attach(self, model: Any) -> OutputProjection:
-        """After quantization: take the (possibly replaced) restricted layer from the model again."""
-        if self.columns is not None:
+        """After quantization: take the (replaced) layer from the model again, so that no reference to the
+        fp32 one is left (it would be the wrong layer, and keep the fp32 embedding table resident)."""
+        if self.columns is None:
+            self.head = model.get_output_embeddings()
+            self.bias = getattr(model, "final_logits_bias", None)
+        else:
             self.head = model.transq_target_head
         return self
 
