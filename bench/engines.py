@@ -170,6 +170,7 @@ def main() -> None:
                             result["peak_rss_mb"],
                         ]
                     )
+                    log.info("  %.2f sentences/s, %.1f tokens/s, peak RSS %.0f MiB", *rows[-1][3:5], rows[-1][6])
                     if engine == "ctranslate2" and workload == "realistic":
                         notes.append(
                             f"realistic, CTranslate2 int8 beam {beams}: {describe_lengths(result['lengths'], source)}"
