@@ -29,7 +29,10 @@ def readyz():  # type: ignore[no-untyped-def]
     workers = {name: sum(pair.workers.values()) for name, pair in pairs.items()}
     if not any(workers.values()):
         return error_response(ErrorCode.UNAVAILABLE, "no worker has reported its model loaded yet", 5)
-    return {"status": "ready", "workers": sum(workers.values()), "pairs": workers}
+    # `decoding`: live workers by decoding loop; "generate" means a model whose generation config
+    # transq's loop does not reproduce (the worker logs which field), at a large cost in throughput.
+    decoding = dict(services().routes.decoding)
+    return {"status": "ready", "workers": sum(workers.values()), "pairs": workers, "decoding": decoding}
 
 
 @bp.get("/v1/languages")

@@ -64,6 +64,14 @@ class RedisStatsCollector:
         )
         yield by_pair
         yield ready_by_pair
+        by_decoding = GaugeMetricFamily(
+            "transq_workers_decoding",
+            "Live workers by decoding loop (generate: the model's generation config made it fall back).",
+            labels=["decoding"],
+        )
+        for name, count in sorted(self.svc.routes.decoding.items()):
+            by_decoding.add_metric([name], count)
+        yield by_decoding
         yield from _route_gauges(self.svc)
         for name, bounds in HISTOGRAMS.items():
             buckets = [(str(b), histograms.get(f"{name}:{b}", 0.0)) for b in bounds]

@@ -466,7 +466,8 @@ def spec() -> dict[str, Any]:
                     "responses": {
                         "200": {
                             "description": "Redis answers and a worker has its model loaded; `pairs` gives each "
-                            "served pair's live workers.",
+                            "served pair's live workers, `decoding` the live workers by decoding loop (`generate`: the model's "
+                            "generation config made the worker fall back to transformers' generate()).",
                             "content": {"application/json": {"schema": {"type": "object"}}},
                         },
                         "503": _error("Not ready, with the reason.", retry_after=True),

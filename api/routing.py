@@ -37,14 +37,18 @@ class RouteTable:
         self._pairs: dict[str, Pair] = {}
         self._namespaces: dict[str, str | None] = {}
         self._read_at = float("-inf")
+        self.decoding: dict[str, int] = {}  # live workers by decoding loop ("transq", or "generate": a fallback)
 
     def pairs(self) -> dict[str, Pair]:
         """Served pairs by name ("zh-en"), each with its routes and live workers."""
         if time.monotonic() - self._read_at > REFRESH_SECONDS:
             routes = {self.default.key: self.default, **{r.key: r for r in self.registry.routes()}}
             workers: dict[str, int] = {}
+            decoding: dict[str, int] = {}
             for info in self.registry.live_workers():
                 workers[info.get("route", "")] = workers.get(info.get("route", ""), 0) + 1
+                decoding[info.get("decoding", "unknown")] = decoding.get(info.get("decoding", "unknown"), 0) + 1
+            self.decoding = decoding
             pairs: dict[str, Pair] = {}
             for route in routes.values():
                 pair = pairs.setdefault(route.pair, Pair(route.source, route.target))

@@ -24,6 +24,7 @@ def main() -> None:
     parser.add_argument("sentences")
     parser.add_argument("--beams", type=int, default=1)
     parser.add_argument("--tokens", type=int, default=32)
+    parser.add_argument("--min-tokens", type=int, default=-1, help="default: --tokens (outputs forced to it)")
     parser.add_argument("--mode", choices=["ceiling", "single", "stock"], required=True)
     parser.add_argument("--batch-sizes", default="", help="sentences per batch to try (default: by beam size)")
     args = parser.parse_args()
@@ -32,9 +33,10 @@ def main() -> None:
     from worker.batching import plan_batches
     from worker.engine import TranslationEngine
 
+    min_tokens = args.tokens if args.min_tokens < 0 else args.min_tokens
     sentences = json.loads(open(args.sentences, encoding="utf-8").read())
     if args.mode == "stock":
-        results = [stock_generate(args.model, sentences, args.beams, args.tokens)]
+        results = [stock_generate(args.model, sentences, args.beams, args.tokens, min_tokens)]
         json.dump({"best": results[0], "all": [], "peak_rss_mb": peak_rss_mb(os.getpid())}, sys.stdout)
         return
     quantize = "int8" if args.mode == "ceiling" else "none"
@@ -43,7 +45,7 @@ def main() -> None:
         model=args.model,
         num_beams=args.beams,
         max_new_tokens=args.tokens,
-        min_new_tokens=args.tokens,
+        min_new_tokens=min_tokens,
         quantize=quantize,
     )
     engine = TranslationEngine(settings)
@@ -82,14 +84,14 @@ def main() -> None:
     )
 
 
-def stock_generate(model_dir: str, sentences: list[str], beams: int, tokens: int) -> dict:
+def stock_generate(model_dir: str, sentences: list[str], beams: int, tokens: int, min_tokens: int) -> dict:
     """One sentence per `model.generate` call, fp32, nothing of transq's: the single-sentence baseline."""
     import torch
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).eval()
-    args = {"num_beams": beams, "max_new_tokens": tokens, "min_new_tokens": tokens, "do_sample": False}
+    args = {"num_beams": beams, "max_new_tokens": tokens, "min_new_tokens": min_tokens, "do_sample": False}
     latencies = []
     with torch.inference_mode():
         model.generate(**tokenizer(sentences[:1], return_tensors="pt"), **args)  # warm-up

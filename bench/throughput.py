@@ -1,7 +1,8 @@
 """Throughput: end to end through gunicorn, Redis and one real worker, against the engine's ceiling
 and the single-sentence baseline, all measured in this run.
 
-    python -m bench.throughput WORKLOAD [--quick]      (WORKLOAD: e.g. ../shared/data/zh_sentences.txt)
+    python -m bench.throughput WORKLOAD [--quick] [--realistic]   (WORKLOAD: e.g. bench/data/zh_sentences.txt;
+    --realistic: the model whose outputs end at varied lengths, bench/realistic_model.py)
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 import requests
 
 from bench.common import load_workload, machine, opus_shaped_model, peak_rss_mb, percentile, table
+from bench.realistic_model import MAX_NEW_TOKENS, realistic_model
 from devstack.processes import ApiProcess, WorkerProcess
 from devstack.redis_server import RedisServer
 from shared.settings import Settings
@@ -65,7 +67,7 @@ def _summary(jobs: list[dict], sentences: int) -> dict:
 
 
 def end_to_end(
-    model: Path, sentences: list[str], beams: int, tokens: int, workdir: Path, rounds: int = 2
+    model: Path, sentences: list[str], beams: int, tokens: int, workdir: Path, rounds: int = 2, min_tokens: int = -1
 ) -> dict[str, dict]:
     """64 one-sentence jobs at once, and one job of 64 sentences, through the real service."""
     broker, cache = RedisServer().start(), RedisServer(policy="allkeys-lru").start()
@@ -76,7 +78,7 @@ def end_to_end(
         model=str(model),
         num_beams=beams,
         max_new_tokens=tokens,
-        min_new_tokens=tokens,
+        min_new_tokens=tokens if min_tokens < 0 else min_tokens,
         rate_limit="",
         log_level=os.environ.get("BENCH_LOG_LEVEL", "WARNING"),
     )
@@ -149,7 +151,7 @@ def end_to_end(
         cache.stop()
 
 
-def engine_run(model: Path, sentences_file: Path, beams: int, tokens: int, mode: str) -> dict:
+def engine_run(model: Path, sentences_file: Path, beams: int, tokens: int, mode: str, min_tokens: int = -1) -> dict:
     out = subprocess.run(
         [
             sys.executable,
@@ -161,6 +163,8 @@ def engine_run(model: Path, sentences_file: Path, beams: int, tokens: int, mode:
             str(beams),
             "--tokens",
             str(tokens),
+            "--min-tokens",
+            str(tokens if min_tokens < 0 else min_tokens),
             "--mode",
             mode,
         ],
@@ -176,13 +180,21 @@ def main() -> None:
     parser.add_argument("workload", help="text file of Chinese sentences, e.g. ../shared/data/zh_sentences.txt")
     parser.add_argument("--quick", action="store_true", help="beam 1 only (about five minutes at most)")
     parser.add_argument("--tokens", type=int, default=32, help="every output is forced to this many tokens")
+    parser.add_argument(
+        "--realistic",
+        action="store_true",
+        help="the realistic workload (bench/realistic_model.py: outputs end at varied lengths, at most 128 tokens)",
+    )
     parser.add_argument("--single", type=int, default=16, help="sentences for the single-sentence baseline")
     parser.add_argument("--rounds", type=int, default=2, help="runs of each end-to-end shape; the better is kept")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
 
     sentences = load_workload(args.workload, 64)
-    model = opus_shaped_model(sentences)
+    model = realistic_model(sentences) if args.realistic else opus_shaped_model(sentences)
+    if args.realistic:
+        args.tokens = MAX_NEW_TOKENS
+    min_tokens = 0 if args.realistic else args.tokens
     beams_list = [1] if args.quick else [1, 4]
     rows, ratios = [], {}
     with tempfile.TemporaryDirectory(prefix="transq-bench-") as tmp:
@@ -193,13 +205,13 @@ def main() -> None:
         single_file.write_text(json.dumps(sentences[: args.single], ensure_ascii=False), encoding="utf-8")
         for beams in beams_list:
             log.info("beam %d: single-sentence baseline (stock generate) and the engine at batch 1", beams)
-            single = engine_run(model, single_file, beams, args.tokens, "stock")
-            engine_single = engine_run(model, single_file, beams, args.tokens, "single")
+            single = engine_run(model, single_file, beams, args.tokens, "stock", min_tokens)
+            engine_single = engine_run(model, single_file, beams, args.tokens, "single", min_tokens)
             # The ceiling right before end to end, so the two see the machine at the same speed.
             log.info("beam %d: engine ceiling", beams)
-            ceiling = engine_run(model, sentences_file, beams, args.tokens, "ceiling")
+            ceiling = engine_run(model, sentences_file, beams, args.tokens, "ceiling", min_tokens)
             log.info("beam %d: end to end", beams)
-            e2e = end_to_end(model, sentences, beams, args.tokens, workdir, rounds=args.rounds)
+            e2e = end_to_end(model, sentences, beams, args.tokens, workdir, rounds=args.rounds, min_tokens=min_tokens)
             c_rate, s_rate = ceiling["best"]["rate"], single["best"]["rate"]
             for shape, r in e2e.items():
                 rows.append(
@@ -248,7 +260,8 @@ def main() -> None:
                 )
             slowest = min(e2e[shape]["rate"] for shape in SHAPES)
             ratios[beams] = (slowest / c_rate, slowest / s_rate)
-    print(f"\nopus-mt-zh-en shape, outputs forced to {args.tokens} tokens, {len(sentences)} sentences; {machine()}\n")
+    outputs = "realistic outputs (at most 128 tokens)" if args.realistic else f"outputs forced to {args.tokens} tokens"
+    print(f"\nopus-mt-zh-en shape, {outputs}, {len(sentences)} sentences; {machine()}\n")
     headers = [
         "scenario",
         "beam",

@@ -74,6 +74,12 @@ class Settings:
         0, "Intra-op threads for torch; 0 means the CPUs this process may use (cgroup quota aware)."
     )
     num_beams: int = setting(0, "Beam size; 0 means the model's generation config.")
+    target_vocabulary: bool = setting(
+        False,
+        "Compute the decoder's output layer over the target vocabulary only (a Marian model's target.spm "
+        "pieces): faster; tokens may differ from generate()'s where the model would write a source-only piece "
+        '(README, "Decoding").',
+    )
     max_new_tokens: int = setting(256, "Upper bound on output tokens per sentence.")
     min_new_tokens: int = setting(
         0, "Lower bound on output tokens per sentence (benchmarks force fixed-length outputs with it)."

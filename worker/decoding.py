@@ -23,31 +23,30 @@ from typing import Any, Callable, Sequence
 
 import torch
 from transformers import GenerationConfig
-from transformers.modeling_outputs import BaseModelOutput
 
 from worker.decoder_steps import DecoderSteps
+from worker.generation_config import ids as _ids
+from worker.generation_config import unsupported
+from worker.output_projection import OutputProjection
 
-# Generation-config fields this loop reproduces; any other field set to a non-default value means a
-# logits processor or search variant it does not have, and generation stays with transformers.
-_UNDERSTOOD = {
-    "bad_words_ids",
-    "bos_token_id",
-    "decoder_start_token_id",
-    "eos_token_id",
-    "forced_eos_token_id",
-    "pad_token_id",
-    "num_beams",
-    "max_length",
-    "max_new_tokens",
-    "min_new_tokens",
-    "length_penalty",
-    "early_stopping",
-    "do_sample",
-    "use_cache",
-    "transformers_version",
-    "_from_model_config",
-}
 _FINISHED = -1.0e9  # transformers' score for "not a candidate"
+
+
+@dataclass(frozen=True)
+class _Rules:
+    """The generation rules' tokens as columns of the output layer (None: a column it does not have)."""
+
+    eos: int | None
+    banned: list[int]
+    forced: int | None
+    no_repeat_ngram: int
+    projection: OutputProjection
+
+    @classmethod
+    def of(cls, decoder: Decoder, projection: OutputProjection, no_repeat_ngram: int = 0) -> _Rules:
+        banned = [c for c in (projection.column(t) for t in decoder.banned) if c is not None]
+        forced = None if decoder.forced_eos is None else projection.column(decoder.forced_eos)
+        return cls(projection.column(decoder.eos), banned, forced, no_repeat_ngram, projection)
 
 
 @dataclass(frozen=True)
@@ -62,32 +61,28 @@ class Decoder:
     length_penalty: float
     early_stopping: bool | str
     cache_argument: str  # the forward() argument that takes the key/value cache
+    renormalize: bool = False  # log-softmax again after the rules, as transformers' LogitNormalization
 
     @classmethod
     def for_model(cls, model: Any) -> Decoder | None:
         """The decoder for this model's generation config, or None when only `generate` reproduces it."""
+        return None if unsupported(model) else cls._build(model)
+
+    @classmethod
+    def _build(cls, model: Any) -> Decoder:
         config: GenerationConfig = model.generation_config
-        if not getattr(model.config, "is_encoder_decoder", False):
-            return None
-        if set(config.to_diff_dict()) - _UNDERSTOOD or config.do_sample:
-            return None
-        eos = _ids(config.eos_token_id)
-        forced = _ids(config.forced_eos_token_id)
-        bad_words = config.bad_words_ids or []
-        if len(eos) != 1 or len(forced) > 1 or any(len(words) != 1 for words in bad_words):
-            return None
-        if config.decoder_start_token_id is None or config.pad_token_id is None:
-            return None
+        eos, forced = _ids(config.eos_token_id), _ids(config.forced_eos_token_id)
         return cls(
             start=int(config.decoder_start_token_id),
             eos=eos[0],
             pad=int(config.pad_token_id),
-            banned=tuple(words[0] for words in bad_words),
+            banned=tuple(words[0] for words in config.bad_words_ids or []),
             forced_eos=forced[0] if forced else None,
             length_penalty=float(config.length_penalty if config.length_penalty is not None else 1.0),
             early_stopping=config.early_stopping if config.early_stopping is not None else False,
             # transformers 5.x renames `past_key_values` to `cache`, model by model
             cache_argument="cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values",
+            renormalize=bool(config.renormalize_logits),
         )
 
     def generate(
@@ -99,54 +94,103 @@ class Decoder:
         max_new_tokens: int,
         min_new_tokens: int = 0,
         interrupt: Callable[[], bool] | None = None,
+        scores: list | None = None,
+        projection: OutputProjection | None = None,
+        no_repeat_ngram: int = 0,
+        limits: Sequence[int] | None = None,
     ) -> list[list[int]]:
         """Each sentence's output tokens, up to and including its end of sentence. `interrupt` is asked
-        before every decoding step; when it answers True the batch stops with BatchInterrupted."""
-        encoder = model.get_encoder()(input_ids=input_ids, attention_mask=attention_mask)
-        hidden = encoder.last_hidden_state
+        before every decoding step; when it answers True the batch stops with BatchInterrupted. A `scores`
+        list receives what generate() reports: each token's score (greedy), each sentence's (beam).
+        `projection`: the output layer (default: the model's own, over the whole vocabulary).
+        `no_repeat_ngram`: transformers' no_repeat_ngram_size (0: off). `limits`: each sentence's own
+        max_new_tokens (its end is forced at its last step), at most `max_new_tokens`."""
+        hidden = model.get_encoder()(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
         if num_beams > 1:
             hidden = hidden.repeat_interleave(num_beams, dim=0)
             attention_mask = attention_mask.repeat_interleave(num_beams, dim=0)
-        step = DecoderSteps(
-            model, BaseModelOutput(last_hidden_state=hidden), attention_mask, self.cache_argument, interrupt
+        step = DecoderSteps(model, hidden, attention_mask, self.cache_argument, interrupt, projection)
+        rules = _Rules.of(self, step.projection, no_repeat_ngram)
+        limit = torch.tensor(
+            [min(n, max_new_tokens) for n in limits] if limits else [max_new_tokens] * len(input_ids),
+            device=step.device,
         )
         if num_beams == 1:
-            return self._greedy(step, len(input_ids), max_new_tokens, min_new_tokens)
-        return self._beam_search(step, len(input_ids), num_beams, max_new_tokens, min_new_tokens)
+            return self._greedy(step, len(input_ids), limit, min_new_tokens, rules, scores)
+        return self._beam_search(step, len(input_ids), num_beams, limit, min_new_tokens, rules, scores)
 
-    def _apply_rules(self, scores: torch.Tensor, new_tokens: int, min_new: int, max_new: int) -> None:
-        """transformers' NoBadWords, MinNewTokens and ForcedEOS processors, in place."""
-        if self.banned:
-            scores[:, list(self.banned)] = -math.inf
-        if new_tokens < min_new:
-            scores[:, self.eos] = -math.inf
-        if self.forced_eos is not None and new_tokens == max_new - 1:
-            scores.fill_(-math.inf)
-            scores[:, self.forced_eos] = 0
+    def _apply_rules(
+        self,
+        scores: torch.Tensor,
+        new_tokens: int,
+        min_new: int,
+        at_limit: torch.Tensor,
+        rules: _Rules,
+        history: Callable[[], list[list[int]]],
+    ) -> None:
+        """transformers' NoRepeatNGram, NoBadWords, MinNewTokens and ForcedEOS processors, in place, in the
+        output layer's columns (`at_limit`: the rows at their last step; `history`: each row's tokens)."""
+        if rules.no_repeat_ngram:
+            _block_repeated_ngrams(scores, history(), rules)
+        if rules.banned:
+            scores[:, rules.banned] = -math.inf
+        if new_tokens < min_new and rules.eos is not None:
+            scores[:, rules.eos] = -math.inf
+        if rules.forced is not None and bool(at_limit.any()):
+            rows = at_limit.nonzero()[:, 0]
+            scores[rows] = -math.inf
+            scores[rows, rules.forced] = 0
 
-    def _greedy(self, step: DecoderSteps, batch: int, max_new: int, min_new: int) -> list[list[int]]:
-        device = step.device
-        tokens = torch.full((batch, 1), self.start, dtype=torch.long, device=device)
-        unfinished = torch.ones(batch, dtype=torch.long, device=device)
-        out: list[torch.Tensor] = []
-        for new in range(max_new):
+    def _greedy(
+        self, step: DecoderSteps, batch: int, limit: torch.Tensor, min_new: int, rules: _Rules, scores_out: list | None
+    ) -> list[list[int]]:
+        """Greedy search; a sentence leaves the batch (and the caches) at its end of sentence."""
+        tokens = torch.full((batch, 1), self.start, dtype=torch.long, device=step.device)
+        active = list(range(batch))  # the sentence of each row still in the batch
+        out: list[list[int]] = [[] for _ in range(batch)]
+        token_scores: list[list[float]] = [[] for _ in range(batch)]
+        for new in range(int(limit.max())):
             scores = step(tokens)
-            self._apply_rules(scores, new, min_new, max_new)
-            chosen = scores.argmax(dim=-1)
-            chosen = chosen * unfinished + self.pad * (1 - unfinished)
-            out.append(chosen)
-            unfinished = unfinished & (chosen != self.eos).long()
-            if not unfinished.any():
+            history = lambda: [[self.start] + out[row] for row in active]  # noqa: B023 - called at once
+            self._apply_rules(scores, new, min_new, limit == new + 1, rules, history)
+            columns = scores.argmax(dim=-1)  # renormalizing would not move the argmax
+            chosen = step.projection.tokens(columns)
+            if scores_out is not None:
+                scored = torch.log_softmax(scores, -1) if self.renormalize else scores
+                for row, value in zip(active, scored.gather(1, columns[:, None])[:, 0].tolist()):
+                    token_scores[row].append(value)
+            for row, token in zip(active, chosen.tolist()):
+                out[row].append(token)
+            ended = chosen == self.eos
+            if bool(ended.all()):
                 break
+            if bool(ended.any()):
+                stay = (~ended).nonzero()[:, 0]
+                step.select_rows(stay)
+                active = [active[i] for i in stay.tolist()]
+                chosen, limit = chosen[stay], limit[stay]
             tokens = chosen[:, None]
-        return [_until_end(row, self.eos) for row in torch.stack(out, dim=1).tolist()]
+        if scores_out is not None:
+            scores_out[:] = token_scores
+        return out
 
-    def _beam_search(self, step: DecoderSteps, batch: int, beams: int, max_new: int, min_new: int) -> list[list[int]]:
-        """transformers' `_beam_search` (5.x, one end-of-sentence token, no sampling), step for step."""
+    def _beam_search(
+        self,
+        step: DecoderSteps,
+        batch: int,
+        beams: int,
+        limit: torch.Tensor,
+        min_new: int,
+        rules: _Rules,
+        scores_out: list | None,
+    ) -> list[list[int]]:
+        """transformers' `_beam_search` (5.x, one end-of-sentence token, no sampling), step for step; a
+        sentence whose best hypotheses can no longer change leaves the batch and the caches."""
         device = step.device
+        max_new = int(limit.max())
+        limit = limit[:, None]  # sentences x 1
         keep = 2 * beams  # candidates kept per sentence: enough for `beams` that do not end here
         top_mask = torch.arange(keep, device=device) < beams
-        offsets = torch.arange(batch, device=device)[:, None] * beams
         running = torch.full((batch, beams, max_new), self.pad, dtype=torch.long, device=device)
         running_scores = torch.zeros((batch, beams), device=device)
         running_scores[:, 1:] = _FINISHED  # only the first beam's continuations count at first
@@ -155,27 +199,36 @@ class Decoder:
         is_finished = torch.zeros((batch, beams), dtype=torch.bool, device=device)
         improvable = torch.ones((batch, 1), dtype=torch.bool, device=device)
         last = torch.full((batch * beams, 1), self.start, dtype=torch.long, device=device)
+        active = torch.arange(batch)  # the sentence of each group of `beams` rows still in the batch
+        results: list[list[int]] = [[] for _ in range(batch)]
+        result_scores = [0.0] * batch
         for new in range(max_new):
+            n = len(active)
             log_probs = step(last)
             torch._log_softmax(log_probs, -1, False, out=log_probs)
-            self._apply_rules(log_probs, new, min_new, max_new)
+            at_limit = (limit == new + 1).repeat_interleave(beams, dim=0)[:, 0]
+            history = lambda: [[self.start] + row for row in running[:, :, :new].reshape(n * beams, new).tolist()]  # noqa: B023
+            self._apply_rules(log_probs, new, min_new, at_limit, rules, history)
+            if self.renormalize:
+                torch._log_softmax(log_probs, -1, False, out=log_probs)
             # Each beam's best `keep` tokens, then the sentence's best `keep` of those, by accumulated score.
-            row_best, row_tokens = torch.topk(log_probs, keep, dim=-1)
+            row_best, row_columns = torch.topk(log_probs, keep, dim=-1)
             del log_probs
-            accumulated = (row_best.view(batch, beams, keep) + running_scores[:, :, None]).view(batch, -1)
+            row_tokens = step.projection.tokens(row_columns)
+            accumulated = (row_best.view(n, beams, keep) + running_scores[:, :, None]).view(n, -1)
             top_scores, flat = torch.topk(accumulated, keep, dim=-1)
             source_beam = flat // keep
-            top_tokens = row_tokens.view(batch, -1).gather(1, flat)
+            top_tokens = row_tokens.view(n, -1).gather(1, flat)
             top_sequences = running.gather(1, source_beam[:, :, None].expand(-1, -1, max_new))
             top_sequences[:, :, new] = top_tokens
-            ends = (top_tokens == self.eos) | (new + 1 >= max_new)
+            ends = (top_tokens == self.eos) | (new + 1 >= limit)
 
             # The best `beams` candidates that did not end keep running.
             still_running = top_scores + ends.to(torch.float32) * _FINISHED
             chosen = torch.topk(still_running, beams, dim=-1)[1]
             running = top_sequences.gather(1, chosen[:, :, None].expand(-1, -1, max_new))
             running_scores = still_running.gather(1, chosen)
-            rows = (source_beam.gather(1, chosen) + offsets).view(-1)
+            rows = source_beam.gather(1, chosen) + torch.arange(n, device=device)[:, None] * beams
 
             # Candidates that ended among the best `beams` join the finished ones if they score higher.
             just_finished = ends & top_mask[None, :]
@@ -191,14 +244,48 @@ class Decoder:
             is_finished = torch.cat((is_finished, just_finished), dim=1).gather(1, best)
 
             improvable = self._still_improvable(
-                improvable, running_scores, finished_scores, is_finished, new + 1, max_new
+                improvable, running_scores, finished_scores, is_finished, new + 1, limit
             )
-            stop_early = torch.all(is_finished) & (self.early_stopping is True)
-            if not (improvable.any() and not stop_early and not ends.all()):
+            # A sentence whose finished hypotheses can no longer change is done (transformers keeps
+            # computing it to the end of the batch; its result would be the same).
+            done = ~improvable[:, 0]
+            if self.early_stopping is True:
+                done |= torch.all(is_finished, dim=-1)
+            if bool(done.all()) or bool(ends.all()):
                 break
-            step.keep_rows(rows)
+            if bool(done.any()):
+                self._keep_results(done, active, finished, finished_scores, results, result_scores)
+                stay = (~done).nonzero()[:, 0]
+                running, running_scores, finished, finished_scores = (
+                    t[stay] for t in (running, running_scores, finished, finished_scores)
+                )
+                is_finished, improvable, active, limit = is_finished[stay], improvable[stay], active[stay], limit[stay]
+                step.select_rows(rows[stay].view(-1))
+            else:
+                step.keep_rows(rows.view(-1))
             last = running[:, :, new].reshape(-1, 1)
-        return [_until_end(row, self.eos) for row in finished[:, 0].tolist()]
+        self._keep_results(
+            torch.ones(len(active), dtype=torch.bool), active, finished, finished_scores, results, result_scores
+        )
+        if scores_out is not None:
+            scores_out[:] = result_scores
+        return results
+
+    def _keep_results(
+        self,
+        done: torch.Tensor,
+        active: torch.Tensor,
+        finished: torch.Tensor,
+        finished_scores: torch.Tensor,
+        results: list[list[int]],
+        result_scores: list[float],
+    ) -> None:
+        """The best finished hypothesis of each done sentence, into its place in `results`."""
+        index = done.nonzero()[:, 0]
+        sentences = active[index].tolist()
+        for sentence, tokens, score in zip(sentences, finished[index, 0].tolist(), finished_scores[index, 0].tolist()):
+            results[sentence] = _until_end(tokens, self.eos)
+            result_scores[sentence] = score
 
     def _still_improvable(
         self,
@@ -207,11 +294,11 @@ class Decoder:
         finished_scores: torch.Tensor,
         is_finished: torch.Tensor,
         generated: int,
-        max_new: int,
+        limit: torch.Tensor,
     ) -> torch.Tensor:
         """transformers' early-stop heuristic: can a running beam still beat the worst finished one?"""
         if self.early_stopping == "never" and self.length_penalty > 0.0:
-            length = max_new
+            length: Any = limit.to(torch.float32)
         else:
             length = generated
         best_running = running_scores[:, :1] / (length**self.length_penalty)
@@ -219,10 +306,17 @@ class Decoder:
         return improvable & torch.any(best_running > worst_finished, dim=-1, keepdim=True)
 
 
-def _ids(value: Any) -> list[int]:
-    if value is None:
-        return []
-    return [int(v) for v in (value if isinstance(value, (list, tuple)) else [value])]
+def _block_repeated_ngrams(scores: torch.Tensor, history: list[list[int]], rules: _Rules) -> None:
+    """transformers' NoRepeatNGramLogitsProcessor: a token that would repeat an n-gram of the row is banned."""
+    size = rules.no_repeat_ngram
+    for row, tokens in enumerate(history):
+        if len(tokens) + 1 < size:
+            continue
+        prefix = tokens[len(tokens) - size + 1 :]
+        repeated = {tokens[i + size - 1] for i in range(len(tokens) - size + 1) if tokens[i : i + size - 1] == prefix}
+        columns = [c for c in (rules.projection.column(t) for t in repeated) if c is not None]
+        if columns:
+            scores[row, columns] = -math.inf
 
 
 def _until_end(tokens: Sequence[int], eos: int) -> list[int]:

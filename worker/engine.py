@@ -26,6 +26,8 @@ from shared.settings import Settings
 from worker import marian_positions
 from worker.batching import batch_budget
 from worker.decoding import Decoder
+from worker.generation_config import unsupported
+from worker.output_projection import OutputProjection, target_token_ids
 from worker.quantization import quantize_int8
 
 log = logging.getLogger(__name__)
@@ -66,6 +68,7 @@ class TranslationEngine:
         except (OSError, ValueError) as exc:
             raise ModelLoadError(f"cannot load model {settings.model!r}: {exc}") from exc
         model.eval()
+        self.projection = self._output_projection(model, settings)
         self.quantization = "none"
         if self.device.type == "cpu" and settings.quantize == "int8":
             # Layer by layer, dropping each fp32 weight's pages: fp32 and int8 are never resident together.
@@ -74,8 +77,19 @@ class TranslationEngine:
         elif self.device.type == "cuda":
             self.quantization = str(dtype).replace("torch.", "")
         self.model = model.to(self.device)
-        # Our decoding loop where it gives transformers' tokens for this generation config, else generate().
-        self.decoder = Decoder.for_model(self.model)
+        self.projection = self.projection.attach(self.model)
+        # Our decoding loop where it gives transformers' tokens for this generation config, else generate(),
+        # loudly: a fallback costs a large share of the throughput (README, "Decoding").
+        fields = unsupported(self.model)
+        self.decoder = None if fields else Decoder.for_model(self.model)
+        self.decoding = "transq" if self.decoder else "generate"
+        if fields:
+            log.warning(
+                "decoding falls back to transformers' generate() (slower): the generation config of %s sets %s",
+                settings.model,
+                ", ".join(fields),
+            )
+        self.tokens_generated = 0  # output tokens so far, end tokens included (for benchmarks and metrics)
         _release_freed_memory()
         config = model.config
         self.shape = Shape(
@@ -100,6 +114,8 @@ class TranslationEngine:
             "max_input_tokens": self.max_input_tokens,
             "quantization": self.quantization,
             "device": self.device.type,
+            # only when on: tokens may differ, so its translations are cached apart
+            **({"output_vocabulary": "target"} if self.projection.columns is not None else {}),
         }
         self.load_seconds = time.perf_counter() - started
         self.resident_bytes = process_rss_bytes()
@@ -111,9 +127,19 @@ class TranslationEngine:
             threads,
             self.quantization,
             self.num_beams,
-            "transq" if self.decoder else "generate",
+            self.decoding,
             self.resident_bytes / 2**20,
         )
+
+    def _output_projection(self, model: Any, settings: Settings) -> OutputProjection:
+        """The model's own output layer, or (TRANSQ_TARGET_VOCABULARY) one over its target vocabulary."""
+        token_ids = target_token_ids(self.tokenizer) if settings.target_vocabulary else None
+        if token_ids is None:
+            return OutputProjection.full(model)
+        log.info(
+            "output layer restricted to the target vocabulary: %d of %d tokens", len(token_ids), model.config.vocab_size
+        )
+        return OutputProjection.restricted(model, token_ids)
 
     def token_ids(self, sentences: Sequence[str]) -> list[list[int]]:
         """Source token ids of each sentence, without the end-of-sentence token."""
@@ -174,8 +200,16 @@ class TranslationEngine:
         try:
             if self.decoder is not None:
                 output: Any = self.decoder.generate(
-                    self.model, input_ids, attention, self.num_beams, new_tokens, min_new_tokens, interrupt
+                    self.model,
+                    input_ids,
+                    attention,
+                    self.num_beams,
+                    new_tokens,
+                    min_new_tokens,
+                    interrupt,
+                    projection=self.projection,
                 )
+                self.tokens_generated += sum(len(row) for row in output)
             else:
                 output = self.model.generate(
                     input_ids=input_ids,
@@ -185,6 +219,7 @@ class TranslationEngine:
                     min_new_tokens=min_new_tokens or None,
                     do_sample=False,
                 )
+                self.tokens_generated += int((output[:, 1:] != self.tokenizer.pad_token_id).sum())
             texts = self.tokenizer.batch_decode(output, skip_special_tokens=True, clean_up_tokenization_spaces=True)
             del output
         finally:
@@ -194,24 +229,11 @@ class TranslationEngine:
             _trim_heap()
         return [" ".join(text.split()) for text in texts]
 
-    @torch.inference_mode()
-    def translate_guarded(self, sentence: str) -> str:
-        """Translate one sentence again, piece by piece, with any 3-token phrase allowed once only and
-        each piece's output capped at twice its source tokens plus 8 (for a translation that looped)."""
-        out = []
-        for chunk in self.chunks(self.token_ids([sentence])[0]):
-            input_ids, attention = self.batch_inputs([chunk])
-            output = self.model.generate(
-                input_ids=input_ids.to(self.device),
-                attention_mask=attention.to(self.device),
-                num_beams=self.num_beams,
-                max_new_tokens=min(self.max_new_tokens, 2 * len(chunk) + 8),
-                no_repeat_ngram_size=3,
-                do_sample=False,
-            )
-            out.append(self.tokenizer.decode(output[0], skip_special_tokens=True, clean_up_tokenization_spaces=True))
-        _trim_heap()
-        return " ".join(" ".join(out).split())
+    def translate_guarded(self, sentences: Sequence[str]) -> list[str]:
+        """Translate sentences again with repeated phrases banned and lengths capped (worker.guarded_retry)."""
+        from worker.guarded_retry import translate_guarded
+
+        return translate_guarded(self, sentences)
 
 
 def _choose_device(name: str) -> torch.device:
@@ -274,6 +296,7 @@ def describe(engine: TranslationEngine) -> dict[str, Any]:
     """What a worker reports about its model in its heartbeat."""
     return {
         **engine.identity,
+        "decoding": engine.decoding,  # not in the identity: both ways give the same tokens
         "load_seconds": round(engine.load_seconds, 2),
         "resident_mb": round(engine.resident_bytes / 2**20),
     }

@@ -63,8 +63,16 @@ SHAPES = {
 }
 
 
-def _train_spm(lines: Sequence[str], prefix: Path, vocab_size: int, coverage: float, exact: bool = False) -> None:
-    """`exact`: no normalisation (text comes back as it went in, full-width punctuation included)."""
+def _train_spm(
+    lines: Sequence[str],
+    prefix: Path,
+    vocab_size: int,
+    coverage: float,
+    exact: bool = False,
+    extra_pieces: Sequence[str] = (),
+) -> None:
+    """`exact`: no normalisation (text comes back as it went in, full-width punctuation included);
+    `extra_pieces`: whole pieces added to the vocabulary."""
     import sentencepiece as spm
 
     with tempfile.NamedTemporaryFile("w", suffix=".txt", encoding="utf-8", delete=False) as handle:
@@ -73,7 +81,8 @@ def _train_spm(lines: Sequence[str], prefix: Path, vocab_size: int, coverage: fl
     spm.SentencePieceTrainer.train(
         input=corpus,
         model_prefix=str(prefix),
-        vocab_size=vocab_size,
+        vocab_size=vocab_size + len(extra_pieces),
+        user_defined_symbols=list(extra_pieces),
         character_coverage=coverage,
         model_type="unigram",
         hard_vocab_limit=False,
@@ -104,10 +113,12 @@ def make_test_model(
     pair: str = "zh-en",
     behaviour: str = "copy",
     train: bool = False,
+    target_words: int = 0,
 ) -> Path:
     """Write a MarianMT model of `shape` translating `pair` (zh-en or en-zh) into `folder`; return it.
     `behaviour`: "copy" (the tiny shape only: taught to copy its input; the shipped copy model unless
-    `train` or `zh_lines` ask for a new one) or "random" (untrained)."""
+    `train` or `zh_lines` ask for a new one) or "random" (untrained). `target_words`: that many extra
+    whole-word pieces in target.spm (a target vocabulary of opus-mt's size)."""
     folder = Path(folder)
     source, _, target = pair.partition("-")
     if {source, target} != {"zh", "en"}:
@@ -116,7 +127,7 @@ def make_test_model(
     if teach and not train and not zh_lines:
         return _shipped_copy_model(folder, source, target, num_beams)
     import torch
-    from transformers import GenerationConfig, MarianConfig, MarianMTModel
+    from transformers import MarianConfig, MarianMTModel
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # no tqdm bar while the weights are written
@@ -132,8 +143,9 @@ def make_test_model(
         shutil.copyfile(folder / "source.model", folder / "target.model")
     else:
         sizes = {"zh": 400 if small else 4000, "en": 300 if small else 1000}
+        words = [f"w{n}q" for n in range(target_words)]
         _train_spm(corpora[source][0], folder / "source", sizes[source], corpora[source][1])
-        _train_spm(corpora[target][0], folder / "target", sizes[target], corpora[target][1])
+        _train_spm(corpora[target][0], folder / "target", sizes[target], corpora[target][1], extra_pieces=words)
     (folder / "source.model").rename(folder / "source.spm")
     (folder / "target.model").rename(folder / "target.spm")
     for extra in ("source.vocab", "target.vocab"):
@@ -184,15 +196,7 @@ def make_test_model(
     )
     torch.manual_seed(seed)
     model = MarianMTModel(config)
-    model.generation_config = GenerationConfig(
-        decoder_start_token_id=pad,
-        eos_token_id=0,
-        pad_token_id=pad,
-        forced_eos_token_id=0,
-        bad_words_ids=[[pad]],
-        num_beams=num_beams,
-        max_length=512,
-    )
+    model.generation_config = opus_generation_config(pad, num_beams)
     if teach:
         from worker.copy_training import teach_to_copy
 
@@ -215,6 +219,24 @@ def copy_corpus(zh: Sequence[str]) -> list[str]:
     (its small corpus) and the English corpus."""
     english = (DATA / "corpus.en.txt").read_text(encoding="utf-8").splitlines()
     return _lines(DATA / "zh_sentences.txt") + list(zh) + english
+
+
+def opus_generation_config(pad: int, num_beams: int):  # type: ignore[no-untyped-def]
+    """The generation config of Helsinki-NLP's opus-mt models, field for field (their generation_config.json:
+    bad words, bos, decoder start, eos, forced eos, max_length, num_beams, pad, renormalize_logits)."""
+    from transformers import GenerationConfig
+
+    return GenerationConfig(
+        bad_words_ids=[[pad]],
+        bos_token_id=0,
+        decoder_start_token_id=pad,
+        eos_token_id=0,
+        forced_eos_token_id=0,
+        max_length=512,
+        num_beams=num_beams,
+        pad_token_id=pad,
+        renormalize_logits=True,
+    )
 
 
 def _lines(path: Path) -> list[str]:

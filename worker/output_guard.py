@@ -41,11 +41,11 @@ def guard(engine: TranslationEngine, finished: dict[str, str]) -> tuple[dict[str
     warning of each sentence that needed it and the sentences still degenerate (not to be cached)."""
     warnings: dict[str, dict[str, Any]] = {}
     still_bad: set[str] = set()
-    for sentence, translation in list(finished.items()):
-        why = problem(sentence, translation)
-        if why is None:
-            continue
-        again = engine.translate_guarded(sentence)
+    problems = {sentence: why for sentence, translation in finished.items() if (why := problem(sentence, translation))}
+    if not problems:
+        return warnings, still_bad
+    # All of them again in one batched call, not sentence by sentence.
+    for (sentence, why), again in zip(problems.items(), engine.translate_guarded(list(problems))):
         after = problem(sentence, again)
         finished[sentence] = again
         message = f"the translation {why}: it was made again with repeated phrases banned and its length capped"

@@ -11,6 +11,11 @@ pytestmark = pytest.mark.slow
 def test_readyz_is_200_with_a_worker(stack):
     response = requests.get(stack.api.url + "/readyz", timeout=5)
     assert response.status_code == 200 and response.json()["workers"] >= 1
+    # The offline model's generation config is opus-mt's, field for field (renormalize_logits included):
+    # every live worker decodes with transq's own loop, none fell back to generate().
+    assert response.json()["decoding"] == {"transq": response.json()["workers"]}
+    metrics = requests.get(stack.api.url + "/metrics", timeout=5).text
+    assert 'transq_workers_decoding{decoding="transq"}' in metrics
 
 
 def test_submit_poll_succeeds_with_one_translation_per_text_in_order(stack):

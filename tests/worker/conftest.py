@@ -1,6 +1,7 @@
 """The engine over the tiny test model, as the worker tests use it."""
 
 import pytest
+import torch
 
 from shared.settings import Settings
 
@@ -10,3 +11,19 @@ def engine(model_dir):
     from worker.engine import TranslationEngine
 
     return TranslationEngine(Settings(model=str(model_dir), max_new_tokens=6, max_input_tokens=16))
+
+
+@pytest.fixture(scope="module")
+def eos_prone(model_dir):
+    """The test model's shape with larger random weights (outputs that depend on the input) and end of
+    sentence made likely, so that beams end at many different steps."""
+    from transformers import AutoConfig, GenerationConfig, MarianMTModel
+
+    config = AutoConfig.from_pretrained(str(model_dir))
+    config.init_std = 0.3
+    torch.manual_seed(1)
+    model = MarianMTModel(config).eval()
+    model.generation_config = GenerationConfig.from_pretrained(str(model_dir))
+    with torch.no_grad():
+        model.final_logits_bias[0, model.generation_config.eos_token_id] += 6.0
+    return model

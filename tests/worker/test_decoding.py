@@ -22,22 +22,6 @@ SENTENCES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def eos_prone(model_dir):
-    """The test model's shape with larger random weights (outputs that depend on the input) and end of
-    sentence made likely, so that beams end at many different steps."""
-    from transformers import AutoConfig, GenerationConfig, MarianMTModel
-
-    config = AutoConfig.from_pretrained(str(model_dir))
-    config.init_std = 0.3
-    torch.manual_seed(1)
-    model = MarianMTModel(config).eval()
-    model.generation_config = GenerationConfig.from_pretrained(str(model_dir))
-    with torch.no_grad():
-        model.final_logits_bias[0, model.generation_config.eos_token_id] += 6.0
-    return model
-
-
 def _tokens(output: torch.Tensor, eos: int, pad: int) -> list[list[int]]:
     """generate()'s rows as ours: without the decoder start, up to and including the end of sentence."""
     rows = []
@@ -119,7 +103,8 @@ def test_greedy_pads_finished_rows_and_stops_when_all_end(eos_prone, engine):
         ("eos_token_id", [0, 7]),
         ("forced_bos_token_id", 3),
         ("min_length", 4),
-        ("renormalize_logits", True),
+        ("num_return_sequences", 2),
+        ("do_sample", True),
     ],
 )
 def test_configs_it_does_not_reproduce_stay_with_generate(model_dir, field, value):
@@ -133,21 +118,98 @@ def test_configs_it_does_not_reproduce_stay_with_generate(model_dir, field, valu
     assert Decoder.for_model(model) is None
 
 
-def test_engine_falls_back_to_generate(model_dir, tmp_path):
-    """A model whose generation config the loop does not reproduce still translates, through generate()."""
+def test_a_config_spelling_out_defaults_keeps_the_fast_path(model_dir):
+    """transformers writes defaults out in full (output_attentions: false, ...); values are compared with
+    transformers' defaults, so such a config, and opus-mt's renormalize_logits, keep our loop."""
+    from transformers import AutoModelForSeq2SeqLM
+
+    from worker.decoding import Decoder
+    from worker.generation_config import unsupported
+
+    model = AutoModelForSeq2SeqLM.from_pretrained(str(model_dir))
+    assert model.generation_config.renormalize_logits is True  # built like opus-mt's config
+    spelled_out = {
+        "output_attentions": False,
+        "output_hidden_states": False,
+        "output_scores": False,
+        "return_dict_in_generate": False,
+        "num_return_sequences": 1,
+        "no_repeat_ngram_size": 0,
+        "repetition_penalty": 1.0,
+        "min_length": 0,
+        "temperature": 1.0,
+        "top_k": 50,
+        "top_p": 1.0,
+        "diversity_penalty": 0.0,
+        "remove_invalid_values": False,
+    }
+    for name, value in spelled_out.items():
+        setattr(model.generation_config, name, value)
+    assert unsupported(model) == []
+    decoder = Decoder.for_model(model)
+    assert decoder is not None and decoder.renormalize
+
+
+@pytest.mark.parametrize("beams", [1, 4])
+def test_renormalized_tokens_and_scores_match_generate(eos_prone, engine, beams):
+    """renormalize_logits: log-softmax again after the bad-words and forced-end rules, as transformers'
+    LogitNormalization does; the tokens and the scores generate() reports are ours."""
+    from worker.decoding import Decoder
+
+    eos_prone.generation_config.renormalize_logits = True
+    decoder = Decoder.for_model(eos_prone)
+    assert decoder is not None and decoder.renormalize
+    input_ids, mask = engine.batch_inputs(engine.token_ids(SENTENCES))
+    eos, pad = engine.tokenizer.eos_token_id, engine.tokenizer.pad_token_id
+    with torch.inference_mode():
+        reference = eos_prone.generate(
+            input_ids=input_ids,
+            attention_mask=mask,
+            num_beams=beams,
+            max_new_tokens=12,
+            min_new_tokens=3,  # the end token banned at first: renormalizing moves its probability mass
+            output_scores=True,
+            return_dict_in_generate=True,
+        )
+        scores: list = []
+        ours = decoder.generate(eos_prone, input_ids, mask, beams, 12, 3, scores=scores)
+        plain = replace(decoder, renormalize=False)
+        plain_scores: list = []
+        plain.generate(eos_prone, input_ids, mask, beams, 12, 3, scores=plain_scores)
+    assert ours == _tokens(reference.sequences, eos, pad)
+    if beams == 1:
+        steps = torch.stack(reference.scores, dim=1)  # sentences x steps x vocabulary
+        expected = [steps[row, range(len(tokens)), tokens].tolist() for row, tokens in enumerate(ours)]
+        for got, want in zip(scores, expected):
+            assert got == pytest.approx(want, abs=1e-5)
+    else:
+        assert scores == pytest.approx(reference.sequences_scores.tolist(), abs=1e-5)
+    # Renormalizing did change the scores (the forced end and the banned pad moved the probability mass).
+    if beams == 1:  # per token: the same tokens (an argmax does not move), other scores
+        plain_scores, scores = [v for row in plain_scores for v in row], [v for row in scores for v in row]
+    assert plain_scores != pytest.approx(scores, abs=1e-5)
+
+
+def test_engine_falls_back_to_generate(model_dir, tmp_path, caplog):
+    """A model whose generation config the loop does not reproduce still translates, through generate(),
+    and says so: a warning naming the field, and `decoding` in what the worker reports."""
+    import logging
     import shutil
 
     from transformers import GenerationConfig
 
-    from worker.engine import TranslationEngine
+    from worker.engine import TranslationEngine, describe
 
     folder = tmp_path / "model"
     shutil.copytree(model_dir, folder)
     config = GenerationConfig.from_pretrained(str(folder))
     config.no_repeat_ngram_size = 2
     config.save_pretrained(str(folder))
-    engine = TranslationEngine(Settings(model=str(folder), max_new_tokens=6, min_new_tokens=3))
-    assert engine.decoder is None
+    with caplog.at_level(logging.WARNING, logger="worker.engine"):
+        engine = TranslationEngine(Settings(model=str(folder), max_new_tokens=6, min_new_tokens=3))
+    assert engine.decoder is None and engine.decoding == "generate"
+    assert any("no_repeat_ngram_size=2" in r.getMessage() and "generate()" in r.getMessage() for r in caplog.records)
+    assert describe(engine)["decoding"] == "generate"
     input_ids, mask = engine.batch_inputs(engine.token_ids(SENTENCES))
     with torch.inference_mode():
         reference = engine.model.generate(input_ids=input_ids, attention_mask=mask, max_new_tokens=6, min_new_tokens=3)

@@ -1,0 +1,116 @@
+"""Where a batch's time goes in transq's engine: encoder, decoder self-attention, cross-attention,
+feed-forward, layer norms, output projection, the decoder's own Python and cache handling, and the
+decoding loop's top-k/beam bookkeeping. Timed by forward hooks on the int8 model, realistic workload.
+
+    python -m bench.profile_engine [WORKLOAD] [--beams 1,4] [--sentences 32] [--target-vocabulary]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from bench.common import load_workload, machine, table
+from bench.engines import BATCH, DEFAULT_WORKLOAD, cpu_flags
+from bench.realistic_model import MAX_NEW_TOKENS, realistic_model
+
+log = logging.getLogger("bench.profile_engine")
+
+
+class Timers:
+    """Accumulated seconds by component, from forward pre/post hooks."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = defaultdict(float)
+        self._started: dict[int, float] = {}
+
+    def watch(self, module, name: str) -> None:  # type: ignore[no-untyped-def]
+        def before(mod, *_):  # type: ignore[no-untyped-def]
+            self._started[id(mod)] = time.perf_counter()
+
+        def after(mod, *_):  # type: ignore[no-untyped-def]
+            self.seconds[name] += time.perf_counter() - self._started.pop(id(mod))
+
+        module.register_forward_pre_hook(before)
+        module.register_forward_hook(after)
+
+
+def profile(folder: Path, sentences: list[str], beams: int, target_vocabulary: bool) -> tuple[dict, float, int]:
+    from shared.settings import Settings
+    from worker.batching import plan_batches
+    from worker.engine import TranslationEngine
+
+    engine = TranslationEngine(
+        Settings(
+            model=str(folder),
+            num_beams=beams,
+            max_new_tokens=MAX_NEW_TOKENS,
+            output_guard=False,
+            quantize="int8",
+            target_vocabulary=target_vocabulary,
+        )
+    )
+    timers = Timers()
+    model = engine.model
+    timers.watch(model.get_encoder(), "encoder")
+    decoder = model.get_decoder()
+    timers.watch(decoder, "decoder (all)")
+    for layer in decoder.layers:
+        timers.watch(layer.self_attn, "self-attention")
+        timers.watch(layer.encoder_attn, "cross-attention")
+        timers.watch(layer.fc1, "feed-forward")
+        timers.watch(layer.fc2, "feed-forward")
+        for norm in (layer.self_attn_layer_norm, layer.encoder_attn_layer_norm, layer.final_layer_norm):
+            timers.watch(norm, "layer norms")
+    timers.watch(engine.projection.head, "output projection")
+    ids = engine.token_ids(sentences)
+    batches = plan_batches([len(i) for i in ids], 1 << 30, BATCH[beams])
+    engine.translate_ids(ids[:2])
+    timers.seconds.clear()
+    before = engine.tokens_generated
+    started = time.perf_counter()
+    for batch in batches:
+        engine.translate_ids([ids[i] for i in batch])
+    total = time.perf_counter() - started
+    return dict(timers.seconds), total, engine.tokens_generated - before
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("workload", nargs="?", default=str(DEFAULT_WORKLOAD))
+    parser.add_argument("--beams", default="1,4")
+    parser.add_argument("--sentences", type=int, default=32)
+    parser.add_argument("--target-vocabulary", action="store_true")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    all_sentences = load_workload(args.workload, 64)
+    folder = realistic_model(all_sentences)
+    rows = []
+    for beams in [int(b) for b in args.beams.split(",")]:
+        seconds, total, tokens = profile(folder, all_sentences[: args.sentences], beams, args.target_vocabulary)
+        inside = sum(seconds[k] for k in ("self-attention", "cross-attention", "feed-forward", "layer norms"))
+        parts = {
+            "encoder": seconds["encoder"],
+            "self-attention": seconds["self-attention"],
+            "cross-attention": seconds["cross-attention"],
+            "feed-forward": seconds["feed-forward"],
+            "layer norms": seconds["layer norms"],
+            "decoder: embeddings, masks, cache, Python": seconds["decoder (all)"] - inside,
+            "output projection": seconds["output projection"],
+        }
+        parts["top-k, beam bookkeeping, rules, detokenizing"] = total - sum(parts.values())
+        for name, value in parts.items():
+            rows.append([beams, name, value * 1000, 100 * value / total])
+        rows.append([beams, f"total ({tokens} output tokens)", total * 1000, 100.0])
+    print(
+        f"\nrealistic workload, {args.sentences} sentences, int8, target vocabulary "
+        f"{'on' if args.target_vocabulary else 'off'}; {machine()}; CPU flags: {cpu_flags()}\n"
+    )
+    print(table(["beam", "component", "ms", "%"], rows))
+
+
+if __name__ == "__main__":
+    main()
