@@ -17,6 +17,31 @@ def engine(model_dir):
 def eos_prone(model_dir):
     """The test model's shape with larger random weights (outputs that depend on the input) and end of
     sentence made likely, so that beams end at many different steps."""
+    return _eos_prone(model_dir)
+
+
+@pytest.fixture(scope="session")
+def split_model_dir(tmp_path_factory):
+    """An untrained tiny model whose target side has a sentencepiece model of its own (the shipped copy
+    model shares one between both sides): a target vocabulary smaller than the whole, as opus-mt's."""
+    from worker.offline_model import make_test_model
+
+    return make_test_model(tmp_path_factory.mktemp("model") / "split", behaviour="random")
+
+
+@pytest.fixture(scope="module")
+def split_engine(split_model_dir):
+    from worker.engine import TranslationEngine
+
+    return TranslationEngine(Settings(model=str(split_model_dir), max_new_tokens=6, max_input_tokens=16))
+
+
+@pytest.fixture(scope="module")
+def split_eos_prone(split_model_dir):
+    return _eos_prone(split_model_dir)
+
+
+def _eos_prone(model_dir):  # type: ignore[no-untyped-def]
     from transformers import AutoConfig, GenerationConfig, MarianMTModel
 
     config = AutoConfig.from_pretrained(str(model_dir))

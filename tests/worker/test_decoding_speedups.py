@@ -54,37 +54,39 @@ def _target_only(model, target: list[int]):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("beams", [1, 4])
-def test_target_vocabulary_gives_generates_tokens_where_the_model_writes_target_pieces(eos_prone, engine, beams):
+def test_target_vocabulary_gives_generates_tokens_where_the_model_writes_target_pieces(
+    split_eos_prone, split_engine, beams
+):
     from worker.decoding import Decoder
     from worker.output_projection import OutputProjection, target_token_ids
 
-    target = target_token_ids(engine.tokenizer)
-    assert target is not None and len(target) < eos_prone.config.vocab_size / 2
-    model = _target_only(eos_prone, target)
+    target = target_token_ids(split_engine.tokenizer)
+    assert target is not None and len(target) < split_eos_prone.config.vocab_size / 2
+    model = _target_only(split_eos_prone, target)
     projection = OutputProjection.restricted(model, target)
     decoder = Decoder.for_model(model)
-    input_ids, mask = engine.batch_inputs(engine.token_ids(SENTENCES))
+    input_ids, mask = split_engine.batch_inputs(split_engine.token_ids(SENTENCES))
     with torch.inference_mode():
         assert projection(torch.zeros(3, model.config.d_model)).shape == (3, len(target))
         reference = model.generate(input_ids=input_ids, attention_mask=mask, num_beams=beams, max_new_tokens=12)
         ours = decoder.generate(model, input_ids, mask, beams, 12, projection=projection)
         # On the untrained model, which writes source pieces, the restriction keeps to target pieces.
         restricted = decoder.generate(
-            eos_prone, input_ids, mask, beams, 12, projection=OutputProjection.restricted(eos_prone, target)
+            split_eos_prone, input_ids, mask, beams, 12, projection=OutputProjection.restricted(split_eos_prone, target)
         )
-        full = decoder.generate(eos_prone, input_ids, mask, beams, 12)
-    assert ours == _tokens(reference, engine.tokenizer.eos_token_id, engine.tokenizer.pad_token_id)
+        full = decoder.generate(split_eos_prone, input_ids, mask, beams, 12)
+    assert ours == _tokens(reference, split_engine.tokenizer.eos_token_id, split_engine.tokenizer.pad_token_id)
     allowed = set(target)
     assert all(token in allowed for row in restricted for token in row)
     assert any(token not in allowed for row in full for token in row)
 
 
-def test_engine_with_target_vocabulary_caches_apart(model_dir):
+def test_engine_with_target_vocabulary_caches_apart(split_model_dir):
     from worker.engine import TranslationEngine
 
-    engine = TranslationEngine(Settings(model=str(model_dir), max_new_tokens=6, target_vocabulary=True))
+    engine = TranslationEngine(Settings(model=str(split_model_dir), max_new_tokens=6, target_vocabulary=True))
     assert engine.projection.columns is not None and engine.identity["output_vocabulary"] == "target"
     texts = engine.translate_ids(engine.token_ids(SENTENCES))
     assert len(texts) == len(SENTENCES) and all(isinstance(t, str) for t in texts)
-    plain = TranslationEngine(Settings(model=str(model_dir), max_new_tokens=6))
+    plain = TranslationEngine(Settings(model=str(split_model_dir), max_new_tokens=6))
     assert plain.projection.columns is None and "output_vocabulary" not in plain.identity
