@@ -183,6 +183,7 @@ class DocumentStageProcess(WorkerProcess):
             "celery",
             "-A",
             "api.document_stage",
+            *(["--quiet"] if self.quiet else []),
             "worker",
             "--concurrency",
             "1",

@@ -175,7 +175,7 @@ def run_dev(port: int, models: list[str] | None, redis_port: int, test_model: bo
         WorkerProcess(dataclasses.replace(settings, model=model), name=f"w{i + 1}", quiet=True)
         for i, model in enumerate(models)
     ]
-    workers.append(DocumentStageProcess(settings, name="documents"))  # parses and renders documents
+    workers.append(DocumentStageProcess(settings, name="documents", quiet=True))  # parses and renders documents
     stopping = False
 
     def stop(*_: object) -> None:
