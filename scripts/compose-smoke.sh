@@ -37,7 +37,8 @@ has() { grep -q -e "$2" <<<"$1"; }  # $1: text, $2: pattern
 logs() { docker logs "$1" 2>&1; }
 fail() { printf 'SMOKE FAILED: %s\n' "$*" >&2; dc logs --tail 50 >&2 || true; exit 1; }
 cleanup() { step "tear down"; COMPOSE_PROFILES=en-zh dc down --volumes --remove-orphans >/dev/null 2>&1 || true; }
-trap cleanup EXIT
+smoke_tmp=$(mktemp -d)
+trap 'cleanup; rm -rf "$smoke_tmp"' EXIT
 
 post_job() {  # $1: JSON body -> job id
   curl -fsS -X POST "$API/v1/jobs" -H 'Content-Type: application/json' -d "$1" \
@@ -118,6 +119,25 @@ api_c=$(dc ps -q "$API_SERVICE")
 [ "$(docker exec "$api_c" id -u)" != 0 ] || fail "api runs as root"
 docker exec "$api_c" python3 -c "import torch" 2>/dev/null && fail "the API image contains torch"
 echo "api: user $(docker exec "$api_c" id -un), no torch"
+
+step "the document service: healthy, parses an uploaded Markdown file and renders its translation"
+doc_c=$(dc ps -q document)
+[ -n "$doc_c" ] || fail "no document container"
+deadline=$((SECONDS + 120))
+until [ "$(docker inspect -f '{{.State.Health.Status}}' "$doc_c")" = healthy ]; do
+  [ $SECONDS -lt $deadline ] || fail "the document container never became healthy"
+  sleep 2
+done
+[ "$(docker exec "$doc_c" id -u)" != 0 ] || fail "the document stage runs as root"
+printf '# 标题\n\n第一段文字。\n\n- 列表项目。\n' >"$smoke_tmp/report.md"
+id=$(curl -fsS -F "file=@$smoke_tmp/report.md" "$API/v1/documents" \
+  | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+[ "$(wait_final "$id" 120)" = succeeded ] || fail "the document job $id did not succeed: $(curl -sS "$API/v1/jobs/$id")"
+rendered=$(curl -fsS -D "$smoke_tmp/headers" "$API/v1/jobs/$id/document")
+has "$(cat "$smoke_tmp/headers")" 'report\.en\.md' || fail "the document's download is not named report.en.md"
+has "$rendered" '^# ' || fail "the rendered document lost its heading: $rendered"
+has "$rendered" '^- ' || fail "the rendered document lost its list: $rendered"
+echo "document job $id: succeeded, report.en.md ($(wc -c <<<"$rendered") bytes)"
 
 step "a batch of jobs is shared by both workers"
 ids=()
