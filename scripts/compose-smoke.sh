@@ -120,6 +120,17 @@ api_c=$(dc ps -q "$API_SERVICE")
 docker exec "$api_c" python3 -c "import torch" 2>/dev/null && fail "the API image contains torch"
 echo "api: user $(docker exec "$api_c" id -un), no torch"
 
+step "both Redis servers require REDIS_PASSWORD"
+for svc_port in "redis $REDIS_PORT" "cache $CACHE_PORT"; do
+  read -r svc port <<<"$svc_port"
+  c=$(dc ps -q "$svc")
+  anon=$(docker exec "$c" redis-cli -h 127.0.0.1 -p "$port" ping 2>&1 || true)
+  authed=$(docker exec -e REDISCLI_AUTH="$REDIS_PASSWORD" "$c" redis-cli -h 127.0.0.1 -p "$port" ping 2>&1 || true)
+  has "$anon" 'NOAUTH' || fail "$svc answers without the password: $anon"
+  has "$authed" 'PONG' || fail "$svc refuses the password: $authed"
+  echo "$svc: without the password: $anon; with it: $authed"
+done
+
 step "the document service: healthy, parses an uploaded Markdown file and renders its translation"
 doc_c=$(dc ps -q document)
 [ -n "$doc_c" ] || fail "no document container"
