@@ -97,7 +97,7 @@ for c in $(dc ps -q); do
   echo "$(docker inspect -f '{{.Name}}' "$c"): $config"
   has "$config" '"max-size"' || fail "container $c has no log rotation"
 done
-for c in $(dc ps -q "$API_SERVICE") $(dc ps -q worker); do
+for c in $(dc ps -q "$API_SERVICE") $(dc ps -q worker) $(dc ps -q document); do
   python3 -c 'import json, sys; [json.loads(l) for l in sys.stdin if l.strip()]' <<<"$(logs "$c")" \
     || fail "container $c wrote a line that is not JSON"
 done
