@@ -37,7 +37,8 @@ has() { grep -q -e "$2" <<<"$1"; }  # $1: text, $2: pattern
 logs() { docker logs "$1" 2>&1; }
 fail() { printf 'SMOKE FAILED: %s\n' "$*" >&2; dc logs --tail 50 >&2 || true; exit 1; }
 cleanup() { step "tear down"; COMPOSE_PROFILES=en-zh dc down --volumes --remove-orphans >/dev/null 2>&1 || true; }
-trap cleanup EXIT
+smoke_tmp=$(mktemp -d)
+trap 'cleanup; rm -rf "$smoke_tmp"' EXIT
 
 post_job() {  # $1: JSON body -> job id
   curl -fsS -X POST "$API/v1/jobs" -H 'Content-Type: application/json' -d "$1" \
@@ -96,7 +97,7 @@ for c in $(dc ps -q); do
   echo "$(docker inspect -f '{{.Name}}' "$c"): $config"
   has "$config" '"max-size"' || fail "container $c has no log rotation"
 done
-for c in $(dc ps -q "$API_SERVICE") $(dc ps -q worker); do
+for c in $(dc ps -q "$API_SERVICE") $(dc ps -q worker) $(dc ps -q document); do
   python3 -c 'import json, sys; [json.loads(l) for l in sys.stdin if l.strip()]' <<<"$(logs "$c")" \
     || fail "container $c wrote a line that is not JSON"
 done
@@ -118,6 +119,36 @@ api_c=$(dc ps -q "$API_SERVICE")
 [ "$(docker exec "$api_c" id -u)" != 0 ] || fail "api runs as root"
 docker exec "$api_c" python3 -c "import torch" 2>/dev/null && fail "the API image contains torch"
 echo "api: user $(docker exec "$api_c" id -un), no torch"
+
+step "both Redis servers require REDIS_PASSWORD"
+for svc_port in "redis $REDIS_PORT" "cache $CACHE_PORT"; do
+  read -r svc port <<<"$svc_port"
+  c=$(dc ps -q "$svc")
+  anon=$(docker exec "$c" redis-cli -h 127.0.0.1 -p "$port" ping 2>&1 || true)
+  authed=$(docker exec -e REDISCLI_AUTH="$REDIS_PASSWORD" "$c" redis-cli -h 127.0.0.1 -p "$port" ping 2>&1 || true)
+  has "$anon" 'NOAUTH' || fail "$svc answers without the password: $anon"
+  has "$authed" 'PONG' || fail "$svc refuses the password: $authed"
+  echo "$svc: without the password: $anon; with it: $authed"
+done
+
+step "the document service: healthy, parses an uploaded Markdown file and renders its translation"
+doc_c=$(dc ps -q document)
+[ -n "$doc_c" ] || fail "no document container"
+deadline=$((SECONDS + 120))
+until [ "$(docker inspect -f '{{.State.Health.Status}}' "$doc_c")" = healthy ]; do
+  [ $SECONDS -lt $deadline ] || fail "the document container never became healthy"
+  sleep 2
+done
+[ "$(docker exec "$doc_c" id -u)" != 0 ] || fail "the document stage runs as root"
+printf '# 标题\n\n第一段文字。\n\n- 列表项目。\n' >"$smoke_tmp/report.md"
+id=$(curl -fsS -F "file=@$smoke_tmp/report.md" "$API/v1/documents" \
+  | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+[ "$(wait_final "$id" 120)" = succeeded ] || fail "the document job $id did not succeed: $(curl -sS "$API/v1/jobs/$id")"
+rendered=$(curl -fsS -D "$smoke_tmp/headers" "$API/v1/jobs/$id/document")
+has "$(cat "$smoke_tmp/headers")" 'report\.en\.md' || fail "the document's download is not named report.en.md"
+has "$rendered" '^# ' || fail "the rendered document lost its heading: $rendered"
+has "$rendered" '^- ' || fail "the rendered document lost its list: $rendered"
+echo "document job $id: succeeded, report.en.md ($(wc -c <<<"$rendered") bytes)"
 
 step "a batch of jobs is shared by both workers"
 ids=()
@@ -153,7 +184,7 @@ step "a killed container stays down under unless-stopped; up -d brings the repli
   || fail "docker kill was followed by a restart"
 echo "after docker kill: running=false, restarts=0"
 dc up -d
-running=$(dc ps -q worker | xargs docker inspect -f '{{.State.Running}}' | grep -c true)
+running=$(dc ps -q worker | xargs docker inspect -f '{{.State.Running}}' | grep -c true || true)  # grep -c: 1 on none
 [ "$running" -eq 2 ] || fail "up -d gave $running running workers, not 2"
 echo "up -d: $running workers running"
 
