@@ -11,7 +11,7 @@ from flask import Flask, Response
 
 _PAGE_POLICY = (
     "default-src 'self'; script-src 'self'{scripts}; style-src 'self'{styles}; img-src 'self' data: blob:; "
-    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    "connect-src 'self' blob:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
 
 
