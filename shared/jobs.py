@@ -422,13 +422,7 @@ class JobStore:
         sentences_done: int,
         warnings: list[dict[str, Any]] | None = None,
     ) -> str:
-        fields = {
-            "result": json.dumps(translations, ensure_ascii=False),
-            "cached_sentences": str(cached_sentences),
-            "sentences_done": str(sentences_done),
-        }
-        if warnings:
-            fields["warnings"] = json.dumps(warnings, ensure_ascii=False)
+        fields = _result_fields(translations, cached_sentences, sentences_done, warnings)
         return self._move(job_id, SUCCEEDED, fields, fence)
 
     def translated(
@@ -441,13 +435,7 @@ class JobStore:
         fence: int | None = None,
     ) -> str:
         """A document job's units are translated: it waits for the document stage to render it."""
-        fields = {
-            "result": json.dumps(translations, ensure_ascii=False),
-            "cached_sentences": str(cached_sentences),
-            "sentences_done": str(sentences_done),
-        }
-        if warnings:
-            fields["warnings"] = json.dumps(warnings, ensure_ascii=False)
+        fields = _result_fields(translations, cached_sentences, sentences_done, warnings)
         return self._move(job_id, RENDERING, fields, fence, ttl=self.job_ttl)
 
     def fail(self, job_id: str, code: ErrorCode, message: str, fence: int | None = None) -> str:
@@ -475,3 +463,17 @@ class JobStore:
         ]
         outcome, _ = self._transition(keys=keys, args=args)
         return outcome
+
+
+def _result_fields(
+    translations: list[str], cached_sentences: int, sentences_done: int, warnings: list[dict[str, Any]] | None
+) -> dict[str, str]:
+    """What a job's record holds once its translation is done (succeeded, or rendering for a document)."""
+    fields = {
+        "result": json.dumps(translations, ensure_ascii=False),
+        "cached_sentences": str(cached_sentences),
+        "sentences_done": str(sentences_done),
+    }
+    if warnings:
+        fields["warnings"] = json.dumps(warnings, ensure_ascii=False)
+    return fields

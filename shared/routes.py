@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -101,7 +102,8 @@ def main() -> None:
     settings = Settings.from_env()
     route = route_for(settings)
     keys = Keys(settings.key_prefix)
-    print(f"route {route.key}\npair {route.pair}\npending {keys.pending(route.key)}\nqueue {keys.queue(route.key)}")
+    lines = f"route {route.key}\npair {route.pair}\npending {keys.pending(route.key)}\nqueue {keys.queue(route.key)}\n"
+    sys.stdout.write(lines)  # a command's output, not a log line
 
 
 if __name__ == "__main__":
