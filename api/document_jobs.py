@@ -16,7 +16,8 @@ from api import services
 from api.errors import ApiError, NotFound
 from shared.document_store import pack_documents, unpack_documents
 from shared.error_codes import ErrorCode
-from shared.jobs import SUCCEEDED, Job
+from shared.job_status import JobStatus
+from shared.jobs import Job
 
 
 class InvalidDocument(ApiError):
@@ -60,7 +61,7 @@ def public_job(job: Job) -> dict[str, Any]:
     if not job.has_document:
         return body
     body["document"] = {"filename": job.filename or None, "download": f"/v1/jobs/{job.id}/document"}
-    if job.status == SUCCEEDED:
+    if job.status == JobStatus.SUCCEEDED:
         result: dict[str, Any] = {"document_url": f"/v1/jobs/{job.id}/document"}
         if job.format != "docx":
             try:

@@ -17,7 +17,7 @@ from api.errors import BadRequest, Conflict, NotFound, PayloadTooLarge, Unsuppor
 from api.jobs import load_job
 from api.submission import submit
 from api.validation import document_request, parse_languages, read_body
-from shared.jobs import SUCCEEDED
+from shared.job_status import JobStatus
 
 bp = Blueprint("documents", __name__)
 _BY_MEDIA_TYPE = {
@@ -104,7 +104,7 @@ def download_document(job_id: str):  # type: ignore[no-untyped-def]
     job = load_job(job_id)
     if not job.has_document:
         raise NotFound(f"job {job_id} has no document: its translations are in the job itself")
-    if job.status != SUCCEEDED:
+    if job.status != JobStatus.SUCCEEDED:
         raise Conflict(f"job {job_id} is {job.status}: its document is ready once it has succeeded")
     documents = documents_of(job)
     if len(documents) != 1:

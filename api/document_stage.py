@@ -27,6 +27,7 @@ from api.document_work import StageFailure, run_document_job
 from api.services import Services
 from shared.celery_factory import DOCUMENT_TASK, make_celery
 from shared.error_codes import ErrorCode
+from shared.job_status import Move
 from shared.jobs import JobStore
 from shared.keys import Keys
 from shared.logging_setup import configure_logging, current_job_id
@@ -97,7 +98,7 @@ def document_job(self: DocumentTask, job_id: Any) -> None:
 
 
 def _fail(store: JobStore, job_id: str, code: ErrorCode, message: str) -> None:
-    if store.fail(job_id, code, message) == "ok":
+    if store.fail(job_id, code, message) == Move.OK:
         log.warning("job %s failed: %s: %s", job_id, code.value, message, extra={"job_id": job_id})
 
 

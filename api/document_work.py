@@ -18,7 +18,8 @@ from shared.cache import normalise
 from shared.celery_factory import TRANSLATE_TASK
 from shared.document_store import pack_documents, unpack_documents
 from shared.error_codes import ErrorCode
-from shared.jobs import PARSING, RENDERING, Job
+from shared.job_status import JobStatus
+from shared.jobs import Job
 from shared.splitter import join_translations
 
 log = logging.getLogger(__name__)
@@ -36,7 +37,7 @@ def run_document_job(services: Services, job_id: str) -> str:
     """Parse or render the job, whichever it waits for; what was done ('' when nothing: the job is gone,
     cancelled, or not waiting for the document stage)."""
     job = services.store.get(job_id)
-    if job is None or job.status not in (PARSING, RENDERING):
+    if job is None or job.status not in (JobStatus.PARSING, JobStatus.RENDERING):
         return ""
     layout = json.loads(services.store.document(job_id) or "{}")
     packed = services.documents.source(job_id)
@@ -49,7 +50,7 @@ def run_document_job(services: Services, job_id: str) -> str:
     sources = unpack_documents(packed, job.format, limit)
     limits = DocumentLimits.from_settings(settings)
     prepared = [_parse(job.format, source, layout["max_sentence_chars"], limits, i) for i, source in enumerate(sources)]
-    if job.status == RENDERING:
+    if job.status == JobStatus.RENDERING:
         _render(services, job, prepared, job.result or [], {})
         return "rendered"
     return _parsed(services, job, prepared, layout)

@@ -12,6 +12,7 @@ from api.document_jobs import public_job
 from api.errors import Conflict, NotFound
 from api.submission import submit
 from api.validation import parse_translation_request, read_json_object
+from shared.job_status import Move
 from shared.jobs import Job
 
 bp = Blueprint("jobs", __name__, url_prefix="/v1/jobs")
@@ -51,8 +52,8 @@ def get_job(job_id: str):  # type: ignore[no-untyped-def]
 def cancel_job(job_id: str):  # type: ignore[no-untyped-def]
     load_job(job_id)  # 404 for another key's job
     outcome = services().store.cancel(job_id)
-    if outcome == "missing":
+    if outcome == Move.MISSING:
         raise NotFound(f"no job {job_id}")
-    if outcome == "refused":
+    if outcome == Move.REFUSED:
         raise Conflict(f"job {job_id} has already finished")
     return public_job(load_job(job_id))

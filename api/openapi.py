@@ -12,7 +12,7 @@ from api.documents import FORMATS, MEDIA_TYPES, TEXT_FORMATS
 from api.routing import Pair
 from api.security_headers import page_policy
 from api.validation import NOT_BLANK
-from shared.jobs import STATUSES
+from shared.job_status import JobStatus
 
 bp = Blueprint("openapi", __name__)
 
@@ -147,7 +147,7 @@ def spec() -> dict[str, Any]:
                         "id": {"type": "string"},
                         "status": {
                             "type": "string",
-                            "enum": list(STATUSES),
+                            "enum": list([status.value for status in JobStatus]),
                             "description": "A job goes queued -> running -> succeeded (or failed, cancelled); a "
                             "document job goes parsing (the document stage reads it) -> queued -> running -> "
                             "rendering (the document stage writes the translated document) -> succeeded.",

@@ -14,7 +14,8 @@ from api.services import Services
 from api.validation import TranslationRequest
 from shared.cache import normalise
 from shared.celery_factory import DOCUMENT_TASK, TRANSLATE_TASK
-from shared.jobs import PARSING, QUEUED, SUCCEEDED, Created, Idempotency, Job, Usage, new_job_id, utc_now
+from shared.job_status import Creation, JobStatus
+from shared.jobs import Created, Idempotency, Job, Usage, new_job_id, utc_now
 from shared.replication import wait_for_replica
 from shared.routes import Route
 from shared.splitter import join_translations
@@ -42,16 +43,16 @@ def submit(
         idempotency = Idempotency(services.keys.idempotency(scoped), digest, settings.idempotency_ttl)
     usage = Usage(services.keys.usage(client), settings.client_storage_bytes) if settings.client_storage_bytes else None
     job, created = _create(services, new_job_id(), request, route, idempotency, owner, usage)
-    if created.outcome == "exists":
+    if created.outcome == Creation.EXISTS:
         if created.request_digest != digest:
             raise IdempotencyMismatch("this Idempotency-Key was already used with a different request body")
         existing = services.store.get(created.job_id)
         if existing is None:  # expired between the two calls
             raise Unavailable("the job of this Idempotency-Key has just expired; try again", retry_after=1)
         return existing, False
-    if created.outcome == "overloaded":
+    if created.outcome == Creation.OVERLOADED:
         raise Overloaded(f"the queue holds {settings.max_queue} or more jobs; try again later", retry_after=5)
-    if created.outcome == "over_quota":
+    if created.outcome == Creation.OVER_QUOTA:
         raise StorageQuotaExceeded(
             f"this client holds {created.held_bytes} bytes in the broker, and this job would take it over its "
             f"limit of {settings.client_storage_bytes} (TRANSQ_CLIENT_STORAGE_BYTES). What it holds is freed as "
@@ -59,7 +60,7 @@ def submit(
             f"({settings.document_ttl}s), finished jobs after TRANSQ_RESULT_TTL ({settings.result_ttl}s)",
             retry_after=min(created.retry_after, 3600),
         )
-    if job.status in (QUEUED, PARSING):
+    if job.status in (JobStatus.QUEUED, JobStatus.PARSING):
         _enqueue(services, job, idempotency)
     _await_replica(services, job, idempotency)
     return job, True
@@ -83,7 +84,7 @@ def _create(
     now = utc_now()
     job = Job(
         id=job_id,
-        status=PARSING if request.document else QUEUED,
+        status=JobStatus.PARSING if request.document else JobStatus.QUEUED,
         texts=request.texts,
         model=route.model,
         created_at=now,
@@ -99,7 +100,7 @@ def _create(
         has_document=bool(request.document),
     )
     if hits == len(request.sentences) and not request.document:
-        job.status, job.started_at, job.finished_at = SUCCEEDED, now, now
+        job.status, job.started_at, job.finished_at = JobStatus.SUCCEEDED, now, now
         translations = iter(found)
         job.result = [
             join_translations(segs, [next(translations) for s in segs if s.translate])  # type: ignore[misc]
@@ -114,14 +115,14 @@ def _create(
         document_source=request.source,
         document_ttl=settings.document_ttl,
     )
-    if created.outcome == "created":
-        services.stats.add(_counters(hits, len(request.sentences) - hits, fast=job.status == SUCCEEDED))
+    if created.outcome == Creation.CREATED:
+        services.stats.add(_counters(hits, len(request.sentences) - hits, fast=job.status == JobStatus.SUCCEEDED))
     return job, created
 
 
 def _enqueue(services: Services, job: Job, idempotency: Idempotency | None) -> None:
     """Send the job's message; when that fails, remove the job (and its idempotency key) again."""
-    document = job.status == PARSING
+    document = job.status == JobStatus.PARSING
     try:
         services.celery.send_task(
             DOCUMENT_TASK if document else TRANSLATE_TASK,

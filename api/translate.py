@@ -15,7 +15,8 @@ from api.jobs import job_response
 from api.submission import submit
 from api.validation import parse_translation_request, read_json_object
 from shared.error_codes import ErrorCode, job_failure_status
-from shared.jobs import FAILED, SUCCEEDED, Job
+from shared.job_status import JobStatus
+from shared.jobs import Job
 
 bp = Blueprint("translate", __name__)
 DEFAULT_WAIT = 10.0
@@ -52,9 +53,9 @@ def translate():  # type: ignore[no-untyped-def]
     job, _ = submit(services(), req, request.headers.get("Idempotency-Key"), client_id(), owner_id())
     timeout = req.timeout if req.timeout is not None else min(DEFAULT_WAIT, services().settings.wait_timeout)
     job = wait_for(job, timeout)
-    if job.status == SUCCEEDED:
+    if job.status == JobStatus.SUCCEEDED:
         return {"translations": documents_of(job) if job.has_document else job.result or []}
-    if job.status == FAILED:
+    if job.status == JobStatus.FAILED:
         return _failed(job)
     if job.finished:
         return _cancelled(job)
@@ -69,10 +70,10 @@ def legacy_translate():  # type: ignore[no-untyped-def]
     req = parse_translation_request({"text": body.get("text")}, services().settings)
     job, _ = submit(services(), req, None, client_id(), owner_id())
     job = wait_for(job, services().settings.wait_timeout)
-    if job.status == SUCCEEDED:
+    if job.status == JobStatus.SUCCEEDED:
         stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         return jsonify(translation="\n".join(job.result or []), timestamp=stamp)
-    if job.status == FAILED:
+    if job.status == JobStatus.FAILED:
         return _failed(job)
     if job.finished:
         return _cancelled(job)

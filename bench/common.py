@@ -18,7 +18,7 @@ def opus_shaped_model(workload: list[str]) -> Path:
     """A model of the exact opus-mt-zh-en shape with random weights, built once and cached."""
     folder = CACHE_DIR / "opus-mt-zh-en-shape"
     if not (folder / "config.json").exists():
-        from worker.offline_model import make_test_model
+        from worker.model.offline_model import make_test_model
 
         log.info("building the opus-mt-zh-en-shaped model in %s (once)", folder)
         make_test_model(folder, shape="opus", zh_lines=workload)

@@ -25,7 +25,7 @@ from tests.stack import ROOT, stack_settings
 
 
 def _documents() -> dict[str, tuple[str, bytes]]:
-    """Documents of 2,000 sentences drawn (seeded) from the characters of worker/data/corpus.zh.txt."""
+    """Documents of 2,000 sentences drawn (seeded) from the characters of worker/model/data/corpus.zh.txt."""
     alphabet = sorted(set((ROOT / "worker" / "data" / "corpus.zh.txt").read_text()) - set("\n 。"))
     rng = random.Random(0)
     lines = ["".join(rng.choices(alphabet, k=rng.randint(8, 40))) + "。" for _ in range(2000)]

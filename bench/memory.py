@@ -96,7 +96,7 @@ def main() -> None:
     print("\nint8, beam 1: the Celery parent with and without the model stack imported before forking\n")
     parent_rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for name, preload in (("parent imports torch (before)", "worker.engine"), ("parent without torch (now)", "")):
+        for name, preload in (("parent imports torch (before)", "worker.model.engine"), ("parent without torch (now)", "")):
             _, peak, parent = measure(model, sentences, "int8", 1, args.tokens, Path(tmp), preload=preload)
             parent_rows.append([name, parent, peak, parent + peak])
     headers = ["Celery parent", "parent USS MiB", "pool process peak RSS MiB", "parent USS + pool peak MiB"]

@@ -40,8 +40,8 @@ class Timers:
 
 def profile(folder: Path, sentences: list[str], beams: int, target_vocabulary: bool) -> tuple[dict, float, int]:
     from shared.settings import Settings
-    from worker.batching import plan_batches
-    from worker.engine import TranslationEngine
+    from worker.model.batching import plan_batches
+    from worker.model.engine import TranslationEngine
 
     engine = TranslationEngine(
         Settings(

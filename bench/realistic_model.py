@@ -51,7 +51,7 @@ def realistic_model(workload: list[str]) -> Path:
     import torch
     from transformers import AutoTokenizer, MarianMTModel
 
-    from worker.offline_model import make_test_model
+    from worker.model.offline_model import make_test_model
 
     log.info("building the realistic opus-mt-zh-en-shaped model in %s (once, a few minutes)", folder)
     make_test_model(folder, shape="opus", zh_lines=workload, behaviour="random", target_words=32000)

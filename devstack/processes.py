@@ -43,7 +43,7 @@ def _env(settings: Settings) -> dict[str, str]:
 
 
 class WorkerProcess:
-    """`celery -A worker.celery_app worker --concurrency 1`, as production runs it."""
+    """`celery -A worker.scheduling.celery_app worker --concurrency 1`, as production runs it."""
 
     def __init__(
         self,
@@ -60,7 +60,7 @@ class WorkerProcess:
         self.log_path = log_path
         self.name = name
         self.preload = preload  # modules the parent imports before Celery starts (bench.memory's baseline)
-        self.container_command = container_command  # run the image's command (worker.launch) instead
+        self.container_command = container_command  # run the image's command (worker.scheduling.launch) instead
         self.quiet = quiet  # a console's worker (transq dev): no Celery banner, no warning about running as root
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -75,7 +75,7 @@ class WorkerProcess:
 
     def _command(self) -> list[str]:
         if self.container_command:
-            return [sys.executable, "-m", "worker.launch"]  # it leaves out gossip and mingle itself
+            return [sys.executable, "-m", "worker.scheduling.launch"]  # it leaves out gossip and mingle itself
         launcher = ["-m", "celery"]
         if self.preload:
             launcher = [
@@ -86,7 +86,7 @@ class WorkerProcess:
             sys.executable,
             *launcher,
             "-A",
-            "worker.celery_app",
+            "worker.scheduling.celery_app",
             *(["--quiet"] if self.quiet else []),
             "worker",
             "--concurrency",
@@ -103,7 +103,7 @@ class WorkerProcess:
         client = broker_redis(self.settings)
         keys = Keys(self.settings.key_prefix)
         now = time.time()
-        ids = client.zrangebyscore(keys.workers, now - self.settings.heartbeat_seconds * 3, "+inf")
+        ids = client.zrangebyscore(keys.workers, now - self.settings.worker_silence_seconds, "+inf")
         infos = [client.get(keys.worker(i)) for i in ids]
         return [json.loads(i) for i in infos if i]
 

@@ -2,9 +2,10 @@
 moves forward and nothing is half-written (a script refused at maxmemory writes nothing: its first write
 is the one refused). Only shared.jobs.JobStore runs them."""
 
-# Shared by the scripts: rank of each status; a transition must raise the rank. A document job starts
-# `parsing` (the document stage) and is `rendering` between its translation and its success.
-_RANKS = "local rank = {parsing=0, queued=1, running=2, rendering=3, succeeded=4, failed=4, cancelled=4}\n"
+from shared.job_status import lua_rank_table
+
+# Shared by the scripts: rank of each status (shared.job_status); a transition must raise the rank.
+_RANKS = lua_rank_table()
 
 # Fencing: each claim of a job raises the `fence` field of its record (1, 2, ...) and hands the new value to
 # the claimant; a worker's later writes for the job carry it, and a script refuses them once the job has been

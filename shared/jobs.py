@@ -13,17 +13,14 @@ import redis
 
 from shared.error_codes import ErrorCode
 from shared.job_scripts import CLAIM, CREATE, FORGET, LAPSED, PARK, PROGRESS, RELEASE, RENEW, TRANSITION
+from shared.job_status import ClaimOutcome, Creation, JobStatus, Move
 from shared.keys import Keys
 
-QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED = "queued", "running", "succeeded", "failed", "cancelled"
-PARSING, RENDERING = "parsing", "rendering"  # a document job's stages (api.document_stage)
 # What a job record is read with: every field Job.from_hash reads except the document (possibly megabytes).
 _RECORD_FIELDS = (
     "id status texts model created_at sentences_total sentences_done cached_sentences started_at finished_at "
     "result error attempts submitted owner route format filename warnings"
 ).split()
-FINAL_STATUSES = (SUCCEEDED, FAILED, CANCELLED)
-STATUSES = (PARSING, QUEUED, RUNNING, RENDERING, SUCCEEDED, FAILED, CANCELLED)
 
 
 def new_job_id() -> str:
@@ -41,7 +38,7 @@ class Job:
     """One job as stored; `public()` is what the API returns."""
 
     id: str
-    status: str
+    status: JobStatus
     texts: list[str]
     model: str
     created_at: str
@@ -68,7 +65,7 @@ class Job:
     def from_hash(cls, data: dict[str, str]) -> Job:
         return cls(
             id=data["id"],
-            status=data["status"],
+            status=JobStatus(data["status"]),
             texts=json.loads(data.get("texts", "[]")),
             model=data.get("model", ""),
             created_at=data.get("created_at", ""),
@@ -124,7 +121,7 @@ class Job:
 
     @property
     def finished(self) -> bool:
-        return self.status in FINAL_STATUSES
+        return self.status.final
 
     def public(self) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -140,9 +137,9 @@ class Job:
         }
         if self.warnings:
             body["warnings"] = self.warnings
-        if self.status == SUCCEEDED:
+        if self.status == JobStatus.SUCCEEDED:
             body["result"] = {"translations": self.result or []}
-        if self.status == FAILED:
+        if self.status == JobStatus.FAILED:
             body["error"] = self.error or {"code": ErrorCode.INTERNAL_ERROR.value, "message": "the job failed"}
         return body
 
@@ -158,10 +155,10 @@ class Idempotency:
 
 @dataclass(frozen=True)
 class Created:
-    """What create() did: 'created'; 'exists' (the idempotency key names `job_id`, first sent with a
-    request of `request_digest`); or 'overloaded' (the queue was at its cap, nothing written)."""
+    """What create() did; for Creation.EXISTS the job the idempotency key names, first sent with a request of
+    `request_digest`."""
 
-    outcome: str
+    outcome: Creation
     job_id: str = ""
     request_digest: str = ""
     held_bytes: int = 0  # 'over_quota': what the client holds, and when the first of it expires
@@ -181,7 +178,7 @@ class Claim:
     """The outcome of trying to take a job: claimed, leased (someone else runs it), final, missing or lost;
     a claimed job's `fence`, which every later write of the claimant for it carries (job_scripts._FENCE)."""
 
-    outcome: str
+    outcome: ClaimOutcome
     attempts: int = 0
     fence: int = 0
 
@@ -220,10 +217,10 @@ class JobStore:
         same call, unless it already names a job. A document job (status parsing) stores its compressed
         source for `document_ttl`s. With `usage`, the job's bytes count against its client's storage limit
         ('over_quota', nothing written, when it would go over)."""
-        waiting = job.status in (QUEUED, PARSING)
+        waiting = job.status in (JobStatus.QUEUED, JobStatus.PARSING)
         args: list[Any] = [
             self.job_ttl if waiting else self.result_ttl,
-            repr(job.submitted) if job.status == QUEUED else "",
+            repr(job.submitted) if job.status == JobStatus.QUEUED else "",
             job.id,
             max_queue,
             f"{idempotency.ttl} {idempotency.request_digest}" if idempotency else "",
@@ -236,13 +233,13 @@ class JobStore:
         idem_key = idempotency.key if idempotency else self.keys.job(job.id)
         keys = [self.keys.job(job.id), self.keys.pending(job.route), idem_key, self.keys.document_source(job.id)]
         outcome, existing = self._create(keys=keys, args=args)
-        if outcome == "exists":
+        if outcome == Creation.EXISTS:
             job_id, _, digest = existing.partition(" ")
-            return Created(outcome, job_id, digest)
-        if outcome == "over_quota":
+            return Created(Creation.EXISTS, job_id, digest)
+        if outcome == Creation.OVER_QUOTA:
             held, retry_after = existing.split()
-            return Created(outcome, held_bytes=int(held), retry_after=int(retry_after))
-        return Created(outcome, job.id if outcome == "created" else "")
+            return Created(Creation.OVER_QUOTA, held_bytes=int(held), retry_after=int(retry_after))
+        return Created(Creation(outcome), job.id if outcome == Creation.CREATED else "")
 
     def delete(self, job: Job, idempotency_key: str | None = None) -> None:
         """Remove a job whose message could not be sent (its idempotency key, its document, what it held of
@@ -302,9 +299,9 @@ class JobStore:
     def pending_count(self, route: str) -> int:
         return int(self.client.zcard(self.keys.pending(route)))
 
-    def cancel(self, job_id: str) -> str:
-        """'ok' when cancelled now, 'refused' when already final, 'missing' when unknown."""
-        return self._move(job_id, CANCELLED, {}, None)
+    def cancel(self, job_id: str) -> Move:
+        """OK when cancelled now, REFUSED when already final, MISSING when unknown."""
+        return self._move(job_id, JobStatus.CANCELLED, {}, None)
 
     # --- the worker side ----------------------------------------------------------
 
@@ -338,7 +335,7 @@ class JobStore:
                 int(lapse_is_loss),
             ],
         )
-        return Claim(outcome, int(attempts), int(fence[0]) if fence else 0)
+        return Claim(ClaimOutcome(outcome), int(attempts), int(fence[0]) if fence else 0)
 
     def oldest_pending(self, route: str, limit: int) -> list[str]:
         return list(self.client.zrange(self.keys.pending(route), 0, limit - 1))
@@ -390,7 +387,7 @@ class JobStore:
         cached: int = 0,
         new: dict[int, str] | None = None,
         warnings: list[dict[str, Any]] | None = None,
-    ) -> str:
+    ) -> Move:
         """Record progress and the job's `new` translations (by sentence index), kept until it is final so
         that a parked or redelivered job resumes where it was, whatever the sentence cache holds; and its
         `warnings` (all of them) when given. 'ok'; 'fenced' (claimed again since `fence`: nothing written);
@@ -404,7 +401,7 @@ class JobStore:
         ]
         for index, translation in (new or {}).items():
             args += [index, translation]
-        return str(self._progress(keys=[self.keys.job(job_id), self.keys.partial(job_id)], args=args))
+        return Move(self._progress(keys=[self.keys.job(job_id), self.keys.partial(job_id)], args=args))
 
     def partial_translations(self, job_ids: list[str]) -> list[dict[int, str]]:
         """The translations recorded so far of each job, by sentence index."""
@@ -421,9 +418,9 @@ class JobStore:
         cached_sentences: int,
         sentences_done: int,
         warnings: list[dict[str, Any]] | None = None,
-    ) -> str:
+    ) -> Move:
         fields = _result_fields(translations, cached_sentences, sentences_done, warnings)
-        return self._move(job_id, SUCCEEDED, fields, fence)
+        return self._move(job_id, JobStatus.SUCCEEDED, fields, fence)
 
     def translated(
         self,
@@ -433,17 +430,19 @@ class JobStore:
         sentences_done: int,
         warnings: list[dict[str, Any]] | None = None,
         fence: int | None = None,
-    ) -> str:
+    ) -> Move:
         """A document job's units are translated: it waits for the document stage to render it."""
         fields = _result_fields(translations, cached_sentences, sentences_done, warnings)
-        return self._move(job_id, RENDERING, fields, fence, ttl=self.job_ttl)
+        return self._move(job_id, JobStatus.RENDERING, fields, fence, ttl=self.job_ttl)
 
-    def fail(self, job_id: str, code: ErrorCode, message: str, fence: int | None = None) -> str:
+    def fail(self, job_id: str, code: ErrorCode, message: str, fence: int | None = None) -> Move:
         """Fail a job, with the fence of the claim that fails it (None: unfenced, as the API and the document
         stage do)."""
-        return self._move(job_id, FAILED, {"error": json.dumps({"code": code.value, "message": message})}, fence)
+        return self._move(
+            job_id, JobStatus.FAILED, {"error": json.dumps({"code": code.value, "message": message})}, fence
+        )
 
-    def _move(self, job_id: str, status: str, fields: dict[str, str], fence: int | None, ttl: int = 0) -> str:
+    def _move(self, job_id: str, status: JobStatus, fields: dict[str, str], fence: int | None, ttl: int = 0) -> Move:
         """'ok'; 'refused' (already final), 'missing', or 'fenced' (claimed again since `fence`; None: any)."""
         args: list[str] = [
             job_id,
@@ -462,7 +461,7 @@ class JobStore:
             self.keys.document_source(job_id),
         ]
         outcome, _ = self._transition(keys=keys, args=args)
-        return outcome
+        return Move(outcome)
 
 
 def _result_fields(

@@ -251,6 +251,11 @@ class Settings:
                 raise ValueError(f"TRANSQ_{name.upper()}={getattr(self, name)!r}: must be above 0")
 
     @property
+    def worker_silence_seconds(self) -> float:
+        """How long a worker may go without a heartbeat before it counts as gone: three missed beats."""
+        return self.heartbeat_seconds * 3
+
+    @property
     def api_key_list(self) -> list[str]:
         return [k.strip() for k in self.api_keys.split(",") if k.strip()]
 

@@ -20,7 +20,7 @@ from transq_cli.client import TransqClient
 @pytest.fixture(scope="session")
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny MarianMT model with real sentencepiece tokenizers, built offline once per run."""
-    from worker.offline_model import make_test_model
+    from worker.model.offline_model import make_test_model
 
     return make_test_model(tmp_path_factory.mktemp("model") / "tiny")
 

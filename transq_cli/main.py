@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         command = [
             sys.executable,
             "-m",
-            "worker.offline_model",
+            "worker.model.offline_model",
             args.folder,
             "--shape",
             args.shape,

@@ -230,7 +230,7 @@ def test_probes_resources_security_and_disruption_budgets(rendered):
         pod = deployment["spec"]["template"]["spec"]
         (container,) = pod["containers"]
         for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
-            assert container[probe]["exec"]["command"] == ["python3", "-m", "worker.healthcheck"]
+            assert container[probe]["exec"]["command"] == ["python3", "-m", "worker.scheduling.healthcheck"]
         # README "Memory sizing" for opus-mt, int8: (peak + 128 MiB headroom) x 1.25 = 1024 MiB at beam 1, 1152 at 4
         beams = Settings.from_env(environment(docs, container)).num_beams
         assert beams in (1, 4)

@@ -93,11 +93,11 @@ def test_a_worker_whose_task_outlived_a_full_broker_consumes_again(make_stack):
 
 
 def healthcheck(s, worker_id: str, tmp_path) -> int:
-    """The image's health check (`python -m worker.healthcheck`) for this worker."""
+    """The image's health check (`python -m worker.scheduling.healthcheck`) for this worker."""
     id_file = tmp_path / f"id-{worker_id.rsplit(':', 1)[-1]}"
     id_file.write_text(worker_id)
     env = {**os.environ, **s.settings.as_env(), "TRANSQ_WORKER_ID_FILE": str(id_file)}
-    return subprocess.run([sys.executable, "-m", "worker.healthcheck"], env=env, capture_output=True).returncode
+    return subprocess.run([sys.executable, "-m", "worker.scheduling.healthcheck"], env=env, capture_output=True).returncode
 
 
 def test_a_worker_whose_consumer_no_longer_consumes_fails_its_healthcheck_and_exits(make_stack, tmp_path):

@@ -6,7 +6,8 @@ import time
 import pytest
 
 from shared.error_codes import ErrorCode
-from shared.jobs import QUEUED, Idempotency, Job, JobStore, new_job_id, utc_now
+from shared.job_status import JobStatus
+from shared.jobs import Idempotency, Job, JobStore, new_job_id, utc_now
 from shared.keys import Keys
 
 ROUTE = "zh-en-0123456789"
@@ -19,7 +20,7 @@ def store(redis_client):
 
 def new_job(text: str = "你好。") -> Job:
     return Job(
-        id=new_job_id(), status=QUEUED, texts=[text], model="m", created_at=utc_now(), sentences_total=1, route=ROUTE
+        id=new_job_id(), status=JobStatus.QUEUED, texts=[text], model="m", created_at=utc_now(), sentences_total=1, route=ROUTE
     )
 
 

@@ -5,14 +5,15 @@ finishes, released when the data expires or the job is forgotten."""
 import time
 
 from shared.error_codes import ErrorCode
-from shared.jobs import PARSING, QUEUED, Job, JobStore, Usage, new_job_id, utc_now
+from shared.job_status import JobStatus
+from shared.jobs import Job, JobStore, Usage, new_job_id, utc_now
 from shared.keys import Keys
 
 ROUTE = "zh-en-0123456789"
 KEYS = Keys()
 
 
-def job(texts: list[str], status: str = QUEUED) -> Job:
+def job(texts: list[str], status: str = JobStatus.QUEUED) -> Job:
     return Job(
         id=new_job_id(), status=status, texts=texts, model="m", created_at=utc_now(), sentences_total=1, route=ROUTE
     )
@@ -38,7 +39,7 @@ def test_a_client_is_charged_refused_over_its_limit_and_another_is_not(redis_cli
 def test_a_document_is_charged_and_what_a_finished_job_no_longer_holds_is_released(redis_client):
     store = JobStore(redis_client, KEYS, job_ttl=100, result_ttl=50)
     usage = Usage(KEYS.usage("key:a"), 0)
-    document = job([], status=PARSING)
+    document = job([], status=JobStatus.PARSING)
     document.document = '{"format": "markdown"}'
     store.create(document, usage=usage, document_source=b"x" * 20_000, document_ttl=30)
     assert redis_client.ttl(KEYS.document_source(document.id)) == 30

@@ -1,0 +1,32 @@
+"""The worker's two rooms: the model (loading and decoding) never imports the scheduling (Celery, leases,
+rounds), so it can be loaded, benchmarked and tested without a broker. Read from the source, not by import,
+so a lazy import inside a function counts too."""
+
+import ast
+from pathlib import Path
+
+from tests.stack import ROOT
+
+FORBIDDEN = ("worker.scheduling", "celery", "redis", "api")
+
+
+def _imports(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def test_the_model_never_imports_the_scheduling():
+    files = sorted((ROOT / "worker" / "model").glob("*.py"))
+    assert len(files) > 10
+    crossing = {
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in files
+        for name in _imports(path)
+        if any(name == banned or name.startswith(banned + ".") for banned in FORBIDDEN)
+    }
+    assert not crossing, sorted(crossing)

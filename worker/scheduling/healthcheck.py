@@ -1,0 +1,39 @@
+"""Container healthcheck: healthy only once this container's worker has its model loaded.
+
+python -m worker.scheduling.healthcheck     (exit 0: heartbeat fresh; 1: not ready)
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import redis
+
+from shared.keys import Keys
+from shared.redis_client import broker_redis
+from shared.settings import Settings
+from worker.scheduling.context import WORKER_ID_FILE
+
+
+def main() -> int:
+    settings = Settings.from_env()
+    try:
+        with open(WORKER_ID_FILE) as handle:
+            worker_id = handle.read().strip()
+    except OSError:
+        sys.stderr.write("model not loaded yet\n")
+        return 1
+    try:
+        seen = broker_redis(settings).zscore(Keys(settings.key_prefix).workers, worker_id)
+    except redis.RedisError as exc:
+        sys.stderr.write(f"broker unavailable: {exc}\n")
+        return 1
+    if seen is None or time.time() - float(seen) > settings.worker_silence_seconds:
+        sys.stderr.write("no fresh heartbeat\n")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,193 @@
+"""One translation round: the task's own job plus other waiting jobs, translated in shared batches.
+
+Every Celery message is a wake-up: the task claims its own job (if it still needs
+work) and, unless that job already lost a delivery, the oldest waiting jobs up
+to a sentence budget. A co-batched job's own message is still on the queue; when
+it arrives the job is final (nothing to do) or its worker died (its lease has
+expired, so it is claimed again). A job is never acknowledged before its result
+is stored, because its message stays unacknowledged or queued until then.
+
+A round's last batch, when it is small, asks during its first steps whether enough
+jobs have arrived to at least double it; if so it stops and the round takes them
+in, so that a burst whose first job found an empty queue runs in full batches
+rather than behind that one job's lone batch. The batches holding the stopped
+batch's sentences run first, so its jobs wait for one batch, not for the arrivals';
+a lone job under no load only pays a few queue-length reads.
+
+Fairness: a round that has run TRANSQ_FAIR_SLICE_BATCHES batches while other jobs
+wait parks its unfinished jobs (back in the pending set under their submission
+time, their translations so far kept with their progress) and sends each a new
+wake-up, which queues behind the waiting jobs' messages. So one huge job cannot
+hold a worker while small jobs wait: they run after at most that many batches.
+A round also parks its jobs after half the task's soft time limit, so a job of any size
+finishes over several rounds instead of failing with `timeout`, and when its worker shuts down
+(SIGTERM: worker.scheduling.drain), so a scale-in or a deploy costs one batch, not a lost delivery.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from celery.exceptions import SoftTimeLimitExceeded
+
+from shared.error_codes import ErrorCode
+from shared.job_status import ClaimOutcome
+from worker.scheduling.batch_runner import PassEnd, save_progress, translate_pass
+from worker.scheduling.job_work import JobWork, fail, finish, load_works
+from worker.scheduling.leases import LeaseKeeper
+
+if TYPE_CHECKING:
+    from worker.scheduling.context import WorkerContext
+
+log = logging.getLogger(__name__)
+
+# A round takes in arrivals this many times at most (each at least doubles the batch, so few are needed).
+MAX_REGROUPS = 4
+
+
+@dataclass
+class RoundResult:
+    retry_after: float | None = None
+    jobs: list[str] = field(default_factory=list)
+
+
+def run_round(ctx: WorkerContext, job_id: str) -> RoundResult:
+    """Claim the job (and waiting ones), translate, store results."""
+    settings = ctx.settings
+    ctx.broker.retry(lambda: ctx.store.woken(job_id))
+    claim = ctx.broker.retry(lambda: ctx.claim(job_id))
+    claimed: list[str] = []
+    solo = False
+    if claim.outcome == ClaimOutcome.LEASED:
+        return RoundResult(retry_after=settings.lease_seconds)
+    if claim.outcome == ClaimOutcome.LOST:
+        log.error("job %s failed: worker lost %d times", job_id, claim.attempts - 1, extra={"job_id": job_id})
+        ctx.stats.incr("jobs_failed")
+    if claim.outcome == ClaimOutcome.CLAIMED:
+        claimed.append(job_id)
+        solo = claim.attempts > 1  # it lost a delivery: keep possible poison away from others
+        if solo:
+            log.warning(
+                "job %s delivered again (attempt %d): running it alone",
+                job_id,
+                claim.attempts,
+                extra={"job_id": job_id},
+            )
+    if not solo:
+        claimed += _claim_waiting(ctx, budget=settings.max_round_sentences, taken=claimed)
+    if not claimed:
+        return RoundResult()
+    with LeaseKeeper(ctx, claimed) as keeper:
+        own = job_id if job_id in claimed else None
+        _translate_jobs(ctx, claimed, own_job_id=own, keeper=None if solo else keeper)
+    return RoundResult(jobs=keeper.job_ids)
+
+
+def _claim_waiting(ctx: WorkerContext, budget: int, taken: list[str], used: int | None = None) -> list[str]:
+    """Claim waiting jobs whose sentences fit in what is left of the budget (`used` sentences, by default
+    those of the first of `taken`): of the 64 oldest, the smallest first (oldest first among equals), so a
+    round that starts with no job of its own (its job was batched with others earlier) takes the small
+    jobs waiting rather than a parked big one, whose own wake-up brings it back."""
+    store = ctx.store
+    candidates = [j for j in store.oldest_pending(ctx.route.key, 64) if j not in taken]
+    if not candidates:
+        return []
+    own = taken[:1] if used is None else []
+    sizes = store.sizes(own + candidates)
+    if used is None:
+        used = sizes.pop(0) if own else 0
+    claimed: list[str] = []
+    for candidate, size in sorted(zip(candidates, sizes), key=lambda pair: pair[1]):
+        if used and used + size > budget:
+            continue
+        if ctx.claim(candidate, fresh_only=True).outcome == ClaimOutcome.CLAIMED:
+            claimed.append(candidate)
+            used += size
+    return claimed
+
+
+def _translate_jobs(
+    ctx: WorkerContext, job_ids: list[str], own_job_id: str | None, keeper: LeaseKeeper | None = None
+) -> None:
+    """Translate the claimed jobs; with a lease keeper, also take in jobs that arrive while a small
+    batch starts (their leases join the keeper's)."""
+    works = load_works(ctx, job_ids)
+    active = {w.job.id: w for w in works}
+    deadline = time.monotonic() + ctx.settings.task_soft_time_limit / 2
+    try:
+        _finish_complete(ctx, works, active)
+        regroups = MAX_REGROUPS if keeper is not None else 0
+        first: frozenset[str] = frozenset()
+        while active:
+            end = translate_pass(
+                ctx,
+                active,
+                regroup=regroups > 0,
+                first=first,
+                fair_slice=ctx.settings.fair_slice_batches,
+                deadline=deadline,
+            )
+            if end is PassEnd.DONE:
+                break
+            if end in (PassEnd.FAIR_SLICE, PassEnd.TIME_SLICE, PassEnd.DRAIN):
+                _park(ctx, active)
+                break
+            regroups -= 1
+            first = frozenset(active)  # the stopped batch's jobs go first in the round's new plan
+            used = sum(len(w.sentences) for w in active.values())
+            arrivals = _claim_waiting(ctx, ctx.settings.max_round_sentences, taken=list(active), used=used)
+            if not arrivals or keeper is None:
+                regroups = 0  # others took them: finish what this round has
+                continue
+            keeper.add(arrivals)
+            new = load_works(ctx, arrivals)
+            works += new
+            active.update((w.job.id, w) for w in new)
+            _finish_complete(ctx, new, active)
+            log.info("took %d arriving job(s) into the round", len(new))
+    except SoftTimeLimitExceeded:
+        if own_job_id in active:
+            fail(ctx, own_job_id, ErrorCode.TIMEOUT, f"the job ran longer than {ctx.settings.task_soft_time_limit}s")
+            active.pop(own_job_id)
+        _park(ctx, active)
+    except Exception:
+        log.exception("translation round of %d job(s) failed", len(active))
+        for work in active.values():
+            if work.job.id == own_job_id and len(works) == 1:
+                fail(ctx, work.job.id, ErrorCode.INTERNAL_ERROR, "the worker could not translate this job")
+            else:
+                # Counted as an attempt, so it runs alone next time and cannot sink others again.
+                ctx.broker.retry(lambda w=work: ctx.store.drop_lease(w.job.id, w.fence))
+        if own_job_id in active and len(works) > 1:
+            if ctx.claim(own_job_id).outcome == ClaimOutcome.CLAIMED:
+                _translate_jobs(ctx, [own_job_id], own_job_id)
+
+
+def _finish_complete(ctx: WorkerContext, works: list[JobWork], active: dict[str, JobWork]) -> None:
+    """Finish the jobs that need no model (all their sentences were cached or translated before)."""
+    for work in works:
+        if work.complete:
+            finish(ctx, work)
+            active.pop(work.job.id)
+
+
+def _park(ctx: WorkerContext, active: dict[str, JobWork]) -> None:
+    """Give the unfinished jobs back to the pending set with their translations so far, and send each a
+    wake-up unless one is already on its way (a job parked again and again must not pile wake-ups in front
+    of the jobs waiting behind it). If one cannot be sent, an idle worker re-sends it later
+    (WorkerContext.wake_forgotten_jobs)."""
+    ttl = max(1, int(2 * ctx.settings.lease_seconds))
+    for work in active.values():
+        if not save_progress(ctx, work):
+            continue  # taken over by another worker: not ours to give back
+        job_id = work.job.id
+        parked = ctx.broker.retry(lambda w=work: ctx.store.park(w.job.id, ctx.route.key, ctx.worker_id, w.fence))
+        if parked and ctx.store.mark_woken(job_id, ttl):
+            try:
+                ctx.wake(job_id)
+            except Exception as exc:  # noqa: BLE001 - the job is safe in the pending set
+                log.warning("could not send a wake-up for parked job %s: %s", job_id, exc)
+    log.info("parked %d unfinished job(s)", len(active), extra={"job_id": None})
