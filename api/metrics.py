@@ -73,6 +73,7 @@ class RedisStatsCollector:
             by_decoding.add_metric([name], count)
         yield by_decoding
         yield from _route_gauges(self.svc)
+        yield from _usage_counters(self.svc)
         for name, bounds in HISTOGRAMS.items():
             buckets = [(str(b), histograms.get(f"{name}:{b}", 0.0)) for b in bounds]
             buckets.append(("+Inf", histograms.get(f"{name}:+Inf", 0.0)))
@@ -115,3 +116,26 @@ def metrics():  # type: ignore[no-untyped-def]
     except redis.RedisError:
         return Response("# broker Redis unavailable\n", status=503, mimetype="text/plain")
     return Response(body, content_type=CONTENT_TYPE_LATEST)  # a full Content-Type: Flask adds no charset
+
+
+def _usage_counters(svc: Services) -> Iterator[Metric]:
+    """Characters submitted by each API key (its digest: never the key), all time; clients counted by
+    address (keys off, or no valid key) are summed as one, `addresses`, so addresses never become labels."""
+    characters = CounterMetricFamily(
+        "transq_usage_characters", "Characters submitted, cached or not, by API key digest.", labels=["client"]
+    )
+    cached = CounterMetricFamily(
+        "transq_usage_cached_characters",
+        "Characters answered by the cache at submission, by API key digest.",
+        labels=["client"],
+    )
+    summed: dict[str, tuple[int, int]] = {}
+    for client, (chars, from_cache) in svc.quota.totals().items():
+        label = client if client.startswith("key:") else "addresses"
+        before = summed.get(label, (0, 0))
+        summed[label] = (before[0] + chars, before[1] + from_cache)
+    for label, (chars, from_cache) in sorted(summed.items()):
+        characters.add_metric([label], chars)
+        cached.add_metric([label], from_cache)
+    yield characters
+    yield cached

@@ -24,5 +24,6 @@ class Services:
             backends.registry,
             backends.stats,
         )
+        self.quota = backends.quota
         self.celery = celery or make_celery(settings, name="transq-api")
         self.routes = RouteTable(self.registry, route_for(settings), settings.default_pair)

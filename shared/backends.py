@@ -11,6 +11,7 @@ from shared.cache import SentenceCache
 from shared.document_store import DocumentStore
 from shared.jobs import JobStore
 from shared.keys import Keys
+from shared.quota import CharacterQuota
 from shared.redis_client import broker_redis, cache_redis
 from shared.settings import Settings
 from shared.stats import Stats
@@ -27,6 +28,7 @@ class Backends:
     cache: SentenceCache
     stats: Stats
     registry: WorkerRegistry
+    quota: CharacterQuota  # characters per client per day and month
 
     @classmethod
     def connect(cls, settings: Settings) -> Backends:
@@ -42,4 +44,5 @@ class Backends:
             cache=SentenceCache(cache_redis(settings), keys, settings.cache_ttl),
             stats=Stats(client, keys),
             registry=WorkerRegistry(client, keys, ttl_seconds=settings.worker_silence_seconds),
+            quota=CharacterQuota(client, keys, settings),
         )

@@ -39,6 +39,7 @@ class ErrorCode(str, Enum):
     DOCUMENT_TOO_COMPLEX = "document_too_complex", 422
     RATE_LIMITED = "rate_limited", 429
     STORAGE_QUOTA_EXCEEDED = "storage_quota_exceeded", 429
+    QUOTA_EXCEEDED = "quota_exceeded", 429
     HEADERS_TOO_LARGE = "headers_too_large", 431
     # The service
     INTERNAL_ERROR = "internal_error", 500

@@ -62,6 +62,16 @@ class Keys:
         bytes are in `<this key>:bytes` (shared.job_scripts, _USAGE)."""
         return f"{self.prefix}usage:{hashlib.sha256(client.encode()).hexdigest()[:32]}"
 
+    def quota(self, client: str, period: str, label: str) -> str:
+        """Hash of the characters, cached characters and jobs a client submitted in one UTC day or month
+        (`label`: 20261201 or 202612; shared.quota)."""
+        return f"{self.prefix}quota:{period}:{label}:{hashlib.sha256(client.encode()).hexdigest()[:32]}"
+
+    @property
+    def quota_totals(self) -> str:
+        """Hash of every client's characters (`<client>:chars`) and cached characters, all time (/metrics)."""
+        return f"{self.prefix}quota:totals"
+
     def idempotency(self, digest: str) -> str:
         return f"{self.prefix}idem:{digest}"
 

@@ -136,6 +136,17 @@ class Settings:
         "compressed documents until they expire; a submission over it gets 429 `storage_quota_exceeded` "
         "(0: no limit).",
     )
+    quota_chars_per_day: int = setting(
+        0,
+        "Characters one client (API key, or address when keys are off) may submit per UTC day, cached or "
+        "not; over it a submission gets 429 `quota_exceeded` until the next day (0: no limit).",
+    )
+    quota_chars_per_month: int = setting(0, "Characters one client may submit per UTC month (0: no limit).")
+    quota_overrides: str = setting(
+        "",
+        "Per-key limits: `<client>=<per day>/<per month>` items, comma-separated, the client being a key's "
+        "digest as GET /v1/usage shows it (`key:` and 32 hex digits); 0 means no limit.",
+    )
     max_document_parts: int = setting(
         50_000,
         "Most parts (tags, paragraphs, Word runs, table cells, subtitles) a document may have; one with more fails "
@@ -224,6 +235,8 @@ class Settings:
                 raise ValueError(f"TRANSQ_REDIS_SENTINELS={self.redis_sentinels!r}: expected host:port,host:port")
         if self.languages and not re.fullmatch(r"[A-Za-z]{2,3}-[A-Za-z]{2,3}", self.languages):
             raise ValueError(f"TRANSQ_LANGUAGES={self.languages!r}: expected a pair such as zh-en")
+        if not re.fullmatch(r"(\s*[^=,\s]+\s*=\s*\d+\s*/\s*\d+\s*)?(,(\s*[^=,\s]+\s*=\s*\d+\s*/\s*\d+\s*)?)*", self.quota_overrides):
+            raise ValueError(f"TRANSQ_QUOTA_OVERRIDES={self.quota_overrides!r}: expected <client>=<per day>/<per month>,...")
         if self.default_pair and not re.fullmatch(r"[a-z]{2,3}-[a-z]{2,3}", self.default_pair):
             raise ValueError(f"TRANSQ_DEFAULT_PAIR={self.default_pair!r}: expected a pair such as zh-en")
         positive = (
