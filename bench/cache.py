@@ -20,7 +20,7 @@ import psutil
 import redis
 import requests
 
-from bench.common import table
+from bench.common import arguments, parse, table
 from devstack.processes import ApiProcess
 from devstack.redis_server import RedisServer
 from shared.cache import SentenceCache
@@ -85,7 +85,7 @@ def measured(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = arguments(__doc__)
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--seconds", type=int, default=5, help="length of one measurement")
     parser.add_argument("--rounds", type=int, default=3, help="alternating measurements of each endpoint")
@@ -94,8 +94,7 @@ def main() -> None:
     parser.add_argument(
         "--worker-class", default=None, help="gunicorn worker class for both servers (default: the API's own, gevent)"
     )
-    args = parser.parse_args()
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    args = parse(parser)
     if not shutil.which("wrk"):
         raise SystemExit("bench.cache needs wrk (apt-get install wrk)")
 

@@ -1,7 +1,9 @@
-"""What the benchmarks share: the opus-mt-shaped model, the workload, peak RSS, percentiles, tables."""
+"""What the benchmarks share: their command line, the opus-mt-shaped model, the workload, peak RSS,
+percentiles, tables."""
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import statistics
@@ -12,6 +14,27 @@ from shared.splitter import sentences, split_text
 
 CACHE_DIR = Path(__file__).resolve().parents[1] / ".bench-cache"
 log = logging.getLogger("bench")
+
+
+WORKLOAD_HELP = "text file of Chinese sentences, e.g. ../shared/data/zh_sentences.txt"
+
+
+def arguments(doc: str | None, workload: str = "", tokens: int = 0) -> argparse.ArgumentParser:
+    """A benchmark's command line: its module docstring as the help, a `workload` file argument ("required"
+    or "optional"), `--tokens` when `tokens` (every output forced to that many tokens by default)."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    if workload:
+        parser.add_argument("workload", nargs=None if workload == "required" else "?", help=WORKLOAD_HELP)
+    if tokens:
+        parser.add_argument("--tokens", type=int, default=tokens, help="every output is forced to this many tokens")
+    return parser
+
+
+def parse(parser: argparse.ArgumentParser, level: int = logging.INFO) -> argparse.Namespace:
+    """Parse the command line and log progress lines to stderr (the table goes to stdout)."""
+    args = parser.parse_args()
+    logging.basicConfig(level=level, format="%(message)s")
+    return args
 
 
 def opus_shaped_model(workload: list[str]) -> Path:

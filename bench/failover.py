@@ -14,7 +14,6 @@ master name over again).
 
 from __future__ import annotations
 
-import argparse
 import logging
 import statistics
 import tempfile
@@ -23,7 +22,7 @@ from pathlib import Path
 
 import requests
 
-from bench.common import machine, percentile, table
+from bench.common import arguments, machine, parse, percentile, table
 from devstack.processes import ApiProcess
 from devstack.redis_server import RedisServer, free_port
 from devstack.sentinel import SentinelServer
@@ -122,11 +121,10 @@ def failover_seconds(cluster: Cluster, url: str, tag: str) -> tuple[float, int]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = arguments(__doc__)
     parser.add_argument("--jobs", type=int, default=600, help="submissions per API, in 6 alternating blocks")
     parser.add_argument("--failovers", type=int, default=3)
-    args = parser.parse_args()
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    args = parse(parser)
     cluster = Cluster().start()
     apis: dict[str, ApiProcess] = {}
     try:

@@ -6,7 +6,6 @@ and off (a round runs its jobs to the end, as before), against the same jobs on 
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import tempfile
@@ -15,7 +14,7 @@ from pathlib import Path
 
 import requests
 
-from bench.common import load_workload, machine, opus_shaped_model, percentile, table
+from bench.common import arguments, load_workload, machine, opus_shaped_model, parse, percentile, table
 from bench.throughput import _seconds
 from devstack.processes import ApiProcess, WorkerProcess
 from devstack.redis_server import RedisServer
@@ -100,13 +99,10 @@ def _submit(session: requests.Session, url: str, texts: list[str]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("workload", help="text file of Chinese sentences, e.g. ../shared/data/zh_sentences.txt")
+    parser = arguments(__doc__, workload="required", tokens=32)
     parser.add_argument("--big", type=int, default=2000, help="sentences in the big job (the issue's case: 10000)")
     parser.add_argument("--small", type=int, default=8, help="one-sentence jobs submitted while it runs")
-    parser.add_argument("--tokens", type=int, default=32, help="every output is forced to this many tokens")
-    args = parser.parse_args()
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    args = parse(parser)
 
     workload = load_workload(args.workload, 64)
     model = opus_shaped_model(workload)

@@ -6,7 +6,6 @@ and the container limit to give it. The fp32 worker is the baseline, measured in
 
 from __future__ import annotations
 
-import argparse
 import logging
 import math
 import tempfile
@@ -16,7 +15,7 @@ from pathlib import Path
 import psutil
 import requests
 
-from bench.common import load_workload, machine, opus_shaped_model, peak_rss_mb, table
+from bench.common import arguments, load_workload, machine, opus_shaped_model, parse, peak_rss_mb, table
 from devstack.processes import ApiProcess, WorkerProcess
 from devstack.redis_server import RedisServer
 from shared.settings import Settings
@@ -66,12 +65,9 @@ def measure(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("workload")
-    parser.add_argument("--tokens", type=int, default=32)
+    parser = arguments(__doc__, workload="required", tokens=32)
     parser.add_argument("--rows", default="", help="other batch budgets (rows) to measure int8 at, e.g. 48,64")
-    args = parser.parse_args()
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    args = parse(parser)
     sentences = load_workload(args.workload, 64)
     model = opus_shaped_model(sentences)
     default = Settings().max_batch_sentences
@@ -96,7 +92,10 @@ def main() -> None:
     print("\nint8, beam 1: the Celery parent with and without the model stack imported before forking\n")
     parent_rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for name, preload in (("parent imports torch (before)", "worker.model.engine"), ("parent without torch (now)", "")):
+        for name, preload in (
+            ("parent imports torch (before)", "worker.model.engine"),
+            ("parent without torch (now)", ""),
+        ):
             _, peak, parent = measure(model, sentences, "int8", 1, args.tokens, Path(tmp), preload=preload)
             parent_rows.append([name, parent, peak, parent + peak])
     headers = ["Celery parent", "parent USS MiB", "pool process peak RSS MiB", "parent USS + pool peak MiB"]

@@ -10,8 +10,6 @@ a bare process that only imports torch + transformers and loads the same model, 
 
 from __future__ import annotations
 
-import argparse
-import logging
 import signal
 import subprocess
 import sys
@@ -21,7 +19,7 @@ from pathlib import Path
 
 import requests
 
-from bench.common import load_workload, machine, opus_shaped_model, table
+from bench.common import arguments, load_workload, machine, opus_shaped_model, parse, table
 from devstack.processes import ROOT, ApiProcess, WorkerProcess
 from devstack.redis_server import RedisServer
 from shared.settings import Settings
@@ -91,13 +89,11 @@ def dev_main(repeat: int, rebuild: bool) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("workload", nargs="?")
+    parser = arguments(__doc__, workload="optional")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--dev", action="store_true", help="time `transq dev --test-model` instead")
     parser.add_argument("--rebuild", action="store_true", help="--dev: add building the copy model from scratch")
-    args = parser.parse_args()
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    args = parse(parser)
     if args.dev:
         dev_main(args.repeat, args.rebuild)
         return

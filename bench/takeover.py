@@ -21,7 +21,7 @@ from pathlib import Path
 
 import redis
 
-from bench.common import CACHE_DIR, machine, table
+from bench.common import CACHE_DIR, arguments, machine, parse, table
 from devstack.processes import ApiProcess, WorkerProcess
 from devstack.redis_server import RedisServer
 from shared.keys import Keys
@@ -108,15 +108,13 @@ def scenario(model: Path, args: argparse.Namespace, lease: float, heartbeat: flo
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = arguments(__doc__, tokens=8)
     parser.add_argument("--sentences", type=int, default=228)
     parser.add_argument("--kill-at", type=int, default=108, help="kill the job's worker once this many are done")
     parser.add_argument("--leases", default="15,3", help="TRANSQ_LEASE_SECONDS values (15: the default)")
     parser.add_argument("--heartbeats", default="5,0.5", help="TRANSQ_HEARTBEAT_SECONDS, one per lease")
-    parser.add_argument("--tokens", type=int, default=8, help="every output is forced to this many tokens")
     parser.add_argument("--batch", type=int, default=4, help="TRANSQ_MAX_BATCH_SENTENCES")
-    args = parser.parse_args()
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    args = parse(parser)
     model = tiny_model()
     rows = []
     with tempfile.TemporaryDirectory(prefix="transq-bench-") as tmp:
