@@ -8,6 +8,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from shared.settings_env import format_value, parse_value, read_secret
+
 
 def setting(default: Any, help: str) -> Any:
     """A dataclass field documented for the README's settings table."""
@@ -281,49 +283,12 @@ class Settings:
         for f in dataclasses.fields(cls):
             raw = environ.get(f"TRANSQ_{f.name.upper()}")
             if raw is None and environ.get(f"TRANSQ_{f.name.upper()}_FILE"):
-                raw = _read_secret(f"TRANSQ_{f.name.upper()}_FILE", environ[f"TRANSQ_{f.name.upper()}_FILE"])
+                raw = read_secret(f"TRANSQ_{f.name.upper()}_FILE", environ[f"TRANSQ_{f.name.upper()}_FILE"])
             if raw is not None:
-                values[f.name] = _parse(f.name, type(f.default), raw)
+                values[f.name] = parse_value(f.name, type(f.default), raw)
         values.update(overrides)
         return cls(**values)
 
     def as_env(self) -> dict[str, str]:
         """The settings as TRANSQ_* variables, for child processes."""
-        return {f"TRANSQ_{f.name.upper()}": _format(getattr(self, f.name)) for f in dataclasses.fields(self)}
-
-
-def _read_secret(variable: str, path: str) -> str:
-    try:
-        with open(path, encoding="utf-8") as file:
-            text = file.read()
-    except OSError as exc:
-        raise ValueError(f"{variable}={path!r}: cannot read it ({exc.strerror})") from None
-    return text[:-1] if text.endswith("\n") else text
-
-
-def _parse(name: str, kind: type, raw: str) -> Any:
-    try:
-        if kind is bool:
-            if raw.strip().lower() in ("1", "true", "yes", "on"):
-                return True
-            if raw.strip().lower() in ("0", "false", "no", "off", ""):
-                return False
-            raise ValueError(raw)
-        return kind(raw)
-    except ValueError:
-        raise ValueError(f"TRANSQ_{name.upper()}={raw!r} is not a valid {kind.__name__}") from None
-
-
-def _format(value: Any) -> str:
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    return str(value)
-
-
-def settings_table() -> str:
-    """The Markdown table of every setting, for the README."""
-    rows = ["| variable | default | meaning |", "|---|---|---|"]
-    for f in dataclasses.fields(Settings):
-        default = _format(f.default)
-        rows.append(f"| `TRANSQ_{f.name.upper()}` | `{default}` | {f.metadata['help']} |")
-    return "\n".join(rows)
+        return {f"TRANSQ_{f.name.upper()}": format_value(getattr(self, f.name)) for f in dataclasses.fields(self)}

@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         ]
         return subprocess.run(command, check=False).returncode
     if args.command == "settings":
-        from shared.settings import settings_table
+        from shared.settings_env import settings_table
 
         sys.stdout.write(settings_table() + "\n")
         return 0
@@ -137,7 +137,7 @@ def _port_free(port: int) -> bool:
 def test_model_folder() -> Path:
     """The offline test model (zh-en, it copies its input): the files that ship with transq, found without
     importing the worker (the CLI never imports it, nor torch)."""
-    spec = importlib.util.find_spec("worker")
+    spec = importlib.util.find_spec("worker.model")  # imports worker/__init__.py only: no torch
     if spec is None or not spec.submodule_search_locations:
         raise RuntimeError("the worker package is not installed: pip install -e '.[worker]'")
     return Path(list(spec.submodule_search_locations)[0]) / "data" / "copy-model"

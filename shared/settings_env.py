@@ -1,0 +1,52 @@
+"""Reading settings from the environment: secrets from files, values parsed by their field's type, and
+the README's table of every setting (`python -m shared.settings_env`)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+
+def read_secret(variable: str, path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
+    except OSError as exc:
+        raise ValueError(f"{variable}={path!r}: cannot read it ({exc.strerror})") from None
+    return text[:-1] if text.endswith("\n") else text
+
+
+def parse_value(name: str, kind: type, raw: str) -> Any:
+    try:
+        if kind is bool:
+            if raw.strip().lower() in ("1", "true", "yes", "on"):
+                return True
+            if raw.strip().lower() in ("0", "false", "no", "off", ""):
+                return False
+            raise ValueError(raw)
+        return kind(raw)
+    except ValueError:
+        raise ValueError(f"TRANSQ_{name.upper()}={raw!r} is not a valid {kind.__name__}") from None
+
+
+def format_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return str(value)
+
+
+def settings_table() -> str:
+    """The Markdown table of every setting, for the README."""
+    from shared.settings import Settings
+
+    rows = ["| variable | default | meaning |", "|---|---|---|"]
+    for f in dataclasses.fields(Settings):
+        default = format_value(f.default)
+        rows.append(f"| `TRANSQ_{f.name.upper()}` | `{default}` | {f.metadata['help']} |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.stdout.write(settings_table() + "\n")
