@@ -10,6 +10,7 @@ import statistics
 from pathlib import Path
 
 from shared.cache import normalise
+from shared.settings import Settings
 from shared.splitter import sentences, split_text
 
 CACHE_DIR = Path(__file__).resolve().parents[1] / ".bench-cache"
@@ -35,6 +36,25 @@ def parse(parser: argparse.ArgumentParser, level: int = logging.INFO) -> argpars
     args = parser.parse_args()
     logging.basicConfig(level=level, format="%(message)s")
     return args
+
+
+def stack_settings(
+    model: Path, broker_url: str, cache_url: str, beams: int = 1, tokens: int = 32, **overrides: object
+) -> Settings:
+    """Settings of a benchmark's API and worker: the random-weight model with its outputs forced to `tokens`
+    (its outputs loop by design, so the output guard is off), no rate limit, quiet logs (BENCH_LOG_LEVEL)."""
+    fields: dict[str, object] = {
+        "output_guard": False,
+        "redis_url": broker_url,
+        "cache_url": cache_url,
+        "model": str(model),
+        "num_beams": beams,
+        "max_new_tokens": tokens,
+        "min_new_tokens": tokens,
+        "rate_limit": "",
+        "log_level": os.environ.get("BENCH_LOG_LEVEL", "WARNING"),
+    }
+    return Settings(**{**fields, **overrides})  # type: ignore[arg-type]
 
 
 def opus_shaped_model(workload: list[str]) -> Path:

@@ -7,18 +7,16 @@ and off (a round runs its jobs to the end, as before), against the same jobs on 
 from __future__ import annotations
 
 import logging
-import os
 import tempfile
 import time
 from pathlib import Path
 
 import requests
 
-from bench.common import arguments, load_workload, machine, opus_shaped_model, parse, percentile, table
+from bench.common import arguments, load_workload, machine, opus_shaped_model, parse, percentile, stack_settings, table
 from bench.throughput import _seconds
 from devstack.processes import ApiProcess, WorkerProcess
 from devstack.redis_server import RedisServer
-from shared.settings import Settings
 
 log = logging.getLogger("bench.fairness")
 
@@ -43,21 +41,16 @@ def _wait(session: requests.Session, url: str, job_id: str, timeout: float = 360
 def scenario(model: Path, big: list[str], small: list[str], fair_slice: int, tokens: int, workdir: Path) -> dict:
     """The big job, then one small job every `gap` seconds while it runs; every latency measured."""
     broker, cache = RedisServer().start(), RedisServer(policy="allkeys-lru").start()
-    settings = Settings(
-        output_guard=False,  # the random-weight model's outputs loop by design
-        redis_url=broker.url,
-        cache_url=cache.url,
-        model=str(model),
-        num_beams=1,
-        max_new_tokens=tokens,
-        min_new_tokens=tokens,
+    settings = stack_settings(
+        model,
+        broker.url,
+        cache.url,
+        tokens=tokens,
         fair_slice_batches=fair_slice,
         max_sentences=2 * len(big),
         max_texts=len(big),
         max_chars=10**7,
         max_body_bytes=2**26,
-        rate_limit="",
-        log_level=os.environ.get("BENCH_LOG_LEVEL", "WARNING"),
     )
     api = ApiProcess(settings, workdir / f"api-{fair_slice}.log")
     worker = WorkerProcess(settings, workdir / f"worker-{fair_slice}.log")
