@@ -87,8 +87,8 @@ def check_callback_url(url: object, settings: Settings, resolver: Resolver = res
             reason = non_public(address)
             if reason:
                 raise CallbackRefused(
-                    f"callback_url's host {host!r} resolves to {address}, a {reason} address; callbacks go to public "
-                    "addresses only (TRANSQ_CALLBACK_ALLOW_PRIVATE_HOSTS)"
+                    f"callback_url's host {host!r} resolves to {address}, not a public address ({reason}); callbacks go to "
+                    "public addresses only (TRANSQ_CALLBACK_ALLOW_PRIVATE_HOSTS)"
                 )
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     return CallbackTarget(url, parts.scheme, host, port, path, tuple(addresses))
@@ -98,16 +98,17 @@ def non_public(address: str) -> str:
     """Why an address is not a public one ('' when it is): the first of its kinds that a callback may not
     reach; an IPv6 address that carries an IPv4 one (mapped, 6to4, NAT64) is judged by that one too."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
-    candidates: list[ipaddress.IPv4Address | ipaddress.IPv6Address] = [ip]
-    if isinstance(ip, ipaddress.IPv6Address):
+    candidates: list[ipaddress.IPv4Address | ipaddress.IPv6Address] = []
+    if isinstance(ip, ipaddress.IPv6Address):  # the IPv4 address inside first: it names the kind
         if ip.ipv4_mapped:
             candidates.append(ip.ipv4_mapped)
         if ip.sixtofour:
             candidates.append(ip.sixtofour)
         if ip in _NAT64:
             candidates.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
+    candidates.append(ip)
     for candidate in candidates:
-        for kind in ("loopback", "private", "link_local", "multicast", "reserved", "unspecified"):
+        for kind in ("loopback", "link_local", "multicast", "unspecified", "reserved", "private"):
             if getattr(candidate, f"is_{kind}"):
                 return kind.replace("_", "-")
         if not candidate.is_global:
