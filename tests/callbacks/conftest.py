@@ -3,6 +3,7 @@ deliverer process (`python -m worker.callbacks`)."""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from devstack.callback_deliverer import CallbackDelivererProcess
 from shared.jobs import Job, JobStore, new_job_id, utc_now
 from shared.keys import Keys
 from shared.settings import Settings
+from tests.stack import ROOT
 
 SECRET = "test-callback-secret-0123456789"
 ROUTE = "route-1"
@@ -157,3 +159,13 @@ def start_deliverer(tmp_path: Path) -> Iterator[Callable[..., CallbackDelivererP
     yield start
     for process in started:
         process.stop()
+
+
+def readme_verify() -> Callable[..., bool]:
+    """The receiver's check the README shows under Completion callbacks, run as a user would copy it."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### Completion callbacks") :]
+    (code,) = re.findall(r"```python\n(.*?)```", section[: section.index("\n### ", 10)], re.S)
+    namespace: dict[str, object] = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    return namespace["verify"]  # type: ignore[return-value]

@@ -9,7 +9,15 @@ import os
 import signal
 
 from shared.jobs import JobStore
-from tests.callbacks.conftest import ROUTE, SECRET, callback_settings, finished_job, queued_job, wait_until
+from tests.callbacks.conftest import (
+    ROUTE,
+    SECRET,
+    callback_settings,
+    finished_job,
+    queued_job,
+    readme_verify,
+    wait_until,
+)
 from worker.callbacks.signing import verify
 
 
@@ -36,6 +44,9 @@ def test_a_finished_job_is_posted_to_its_callback_signed(receiver, store, settin
     assert view == store.get(job.id).public()  # the job's view, as GET /v1/jobs/<id> answers
     assert view["status"] == "succeeded" and view["result"] == {"translations": ["Hello."]}
     assert signature_verifies(got)
+    readme_check = readme_verify()  # the README's snippet, as a receiver would copy it
+    assert readme_check(SECRET.encode(), got.headers, got.body)
+    assert not readme_check(SECRET.encode(), got.headers, got.body.replace(b"Hello", b"Hallo"))
     # what a receiver's check refuses: another secret, a changed body, a replayed (old) timestamp
     assert not signature_verifies(got, secret="another-secret-0123456789")
     assert not verify(SECRET, got.headers["X-Transq-Timestamp"], got.headers["X-Transq-Signature"], got.body + b" ")
