@@ -27,6 +27,7 @@ log = logging.getLogger("transq.callbacks")
 # Touched every loop; the container's healthcheck (worker.callbacks.healthcheck) reads its age.
 ALIVE_FILE = Path("/tmp/transq-callbacks-alive")
 POLL_SECONDS = 0.25
+BROKER_PAUSE = 2  # seconds between tries while the broker is unreachable
 MAX_RETRY_SECONDS = 600.0
 
 
@@ -70,7 +71,8 @@ class Deliverer:
                     try:
                         taken = self.outbox.take(room, lease_seconds(self.settings))
                     except redis.RedisError as exc:
-                        log.warning("cannot take callbacks from the broker: %s", exc)
+                        log.warning("cannot take callbacks from the broker (again in %ds): %s", BROKER_PAUSE, exc)
+                        self.stopping.wait(BROKER_PAUSE)
                 in_flight |= {pool.submit(self.deliver, attempt) for attempt in taken}
                 if not taken:
                     self.stopping.wait(POLL_SECONDS)
