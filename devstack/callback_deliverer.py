@@ -14,13 +14,16 @@ from shared.settings import Settings
 
 
 class CallbackDelivererProcess:
-    def __init__(self, settings: Settings, log_path: Path):
+    def __init__(self, settings: Settings, log_path: Path, extra_env: dict[str, str] | None = None):
         self.settings = settings
         self.log_path = log_path
+        self.extra_env = extra_env or {}  # SSL_CERT_FILE: a test CA its HTTPS requests trust
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 30) -> CallbackDelivererProcess:
-        self.process = _spawn([sys.executable, "-m", "worker.callbacks"], _env(self.settings), self.log_path)
+        self.process = _spawn(
+            [sys.executable, "-m", "worker.callbacks"], {**_env(self.settings), **self.extra_env}, self.log_path
+        )
         deadline = time.monotonic() + timeout
         while "callback deliverer ready" not in self.log_tail(100_000):
             if self.process.poll() is not None or time.monotonic() > deadline:

@@ -4,6 +4,7 @@ deliverer process (`python -m worker.callbacks`)."""
 from __future__ import annotations
 
 import re
+import ssl
 import threading
 import time
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from typing import Callable, Iterator
 import pytest
 
 from devstack.callback_deliverer import CallbackDelivererProcess
+from devstack.certificates import make_tls_files
 from shared.jobs import Job, JobStore, new_job_id, utc_now
 from shared.keys import Keys
 from shared.settings import Settings
@@ -50,6 +52,11 @@ class Receiver:
 
 @pytest.fixture
 def receiver() -> Iterator[Receiver]:
+    yield from _serve(None)
+
+
+def _serve(tls: ssl.SSLContext | None) -> Iterator[Receiver]:
+    """A receiver on 127.0.0.1 (over TLS with `tls`)."""
     state: list[Receiver] = []
 
     class Handler(BaseHTTPRequestHandler):
@@ -75,13 +82,26 @@ def receiver() -> Iterator[Receiver]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
-    state.append(Receiver(f"http://127.0.0.1:{server.server_address[1]}/hooks/transq?from=test"))
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
+    scheme = "https" if tls else "http"
+    state.append(Receiver(f"{scheme}://127.0.0.1:{server.server_address[1]}/hooks/transq?from=test"))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield state[0]
     state[0].release.set()
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture
+def tls_receiver(tmp_path: Path) -> Iterator[tuple[Receiver, str]]:
+    """A receiver over TLS whose certificate (from a throw-away CA) names `localhost` only; and that CA's file."""
+    files = make_tls_files(tmp_path / "tls", ["localhost"])
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(files.cert, files.key)
+    for found in _serve(context):
+        yield found, files.ca
 
 
 def callback_settings(redis_url: str, **overrides: object) -> Settings:
@@ -151,8 +171,8 @@ def wait_until(check: Callable[[], object], timeout: float = 30, what: str = "")
 def start_deliverer(tmp_path: Path) -> Iterator[Callable[..., CallbackDelivererProcess]]:
     started: list[CallbackDelivererProcess] = []
 
-    def start(settings: Settings) -> CallbackDelivererProcess:
-        process = CallbackDelivererProcess(settings, tmp_path / f"deliverer-{len(started) + 1}.log")
+    def start(settings: Settings, **extra_env: str) -> CallbackDelivererProcess:
+        process = CallbackDelivererProcess(settings, tmp_path / f"deliverer-{len(started) + 1}.log", extra_env)
         started.append(process)
         return process.start()
 

@@ -120,3 +120,23 @@ def test_a_loopback_callback_is_refused_at_delivery_without_the_allow_setting(
         assert callback["attempts"] == 1 and callback["last_status"] is None
         assert "not a public address (loopback)" in callback["last_error"]
     assert receiver.received == []
+
+
+def test_an_https_callback_checks_the_certificate_against_the_urls_name(
+    redis_server, tls_receiver, store, start_deliverer
+):
+    """The deliverer connects to the address it checked, yet verifies the certificate for the URL's name: a
+    certificate for `localhost` passes at https://localhost, and is refused at https://127.0.0.1."""
+    receiver, ca_file = tls_receiver
+    settings = callback_settings(
+        redis_server.url, callback_allow_private_hosts="localhost,127.0.0.1", callback_deadline=1
+    )
+    start_deliverer(settings, SSL_CERT_FILE=ca_file)
+    by_name = finished_job(store, receiver.url.replace("127.0.0.1", "localhost"))
+    (got,) = receiver.wait_for(1)
+    assert delivery(store, by_name.id)["last_status"] == 200 and signature_verifies(got)
+    assert got.headers["Host"] == receiver.url.split("/")[2].replace("127.0.0.1", "localhost")
+    by_address = finished_job(store, receiver.url)
+    callback = delivery(store, by_address.id, "failed")
+    assert "doesn't match 'localhost'" in callback["last_error"] and callback["last_status"] is None
+    assert len(receiver.received) == 1
