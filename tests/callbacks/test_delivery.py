@@ -140,3 +140,35 @@ def test_an_https_callback_checks_the_certificate_against_the_urls_name(
     callback = delivery(store, by_address.id, "failed")
     assert "doesn't match 'localhost'" in callback["last_error"] and callback["last_status"] is None
     assert len(receiver.received) == 1
+
+
+def test_a_pending_callback_survives_a_broker_restart_and_the_deliverer_waits_it_out(
+    tmp_path, receiver, start_deliverer
+):
+    """The broker (AOF) killed while a callback waits for its retry, and started again: the deliverer stays
+    up through the outage, and the callback is delivered from the outbox the broker kept."""
+    import redis
+
+    from devstack.redis_server import RedisServer
+    from shared.keys import Keys
+
+    (tmp_path / "broker").mkdir()
+    broker = RedisServer(appendonly=True, directory=str(tmp_path / "broker")).start()
+    try:
+        client = redis.Redis.from_url(broker.url, decode_responses=True)
+        settings = callback_settings(broker.url, callback_retry_seconds=1.0)
+        store = JobStore(client, Keys(settings.key_prefix), settings.job_ttl, settings.result_ttl)
+        receiver.plan = [500]
+        deliverer = start_deliverer(settings)
+        job = finished_job(store, receiver.url)
+        receiver.wait_for(1)
+        wait_until(lambda: store.get(job.id).callback["last_status"] == 500, what="the first attempt settled")
+        broker.kill()
+        wait_until(lambda: "cannot take callbacks from the broker" in deliverer.log_tail(), what="the outage seen")
+        assert deliverer.process.poll() is None
+        broker.start()
+        got = receiver.wait_for(2, timeout=60)
+        assert delivery(store, job.id) == {"state": "delivered", "attempts": 2, "last_status": 200, "last_error": None}
+        assert signature_verifies(got[1])
+    finally:
+        broker.stop()
