@@ -18,7 +18,8 @@ _FENCE = "local function fenced(job, token) return token ~= '' and redis.call('H
 # Used as `callback_due(job key, id, due set)` right after a job becomes final.
 _OUTBOX = """
 local function callback_due(job, id, due)
-  if redis.call('HEXISTS', job, 'callback_url') == 0 or redis.call('HEXISTS', job, 'callback_state') == 1 then return end
+  if redis.call('HEXISTS', job, 'callback_url') == 0 then return end
+  if redis.call('HEXISTS', job, 'callback_state') == 1 then return end
   local t = redis.call('TIME')
   redis.call('HSET', job, 'callback_state', 'pending', 'callback_since', t[1])
   redis.call('ZADD', due, t[1] * 1000 + math.floor(t[2] / 1000), id)
@@ -71,13 +72,14 @@ end
 local function now_seconds() return tonumber(redis.call('TIME')[1]) end
 """
 
-# KEYS: job, its route's pending set, idempotency key, document source, callback due set. ARGV: ttl, pending score ('' when not
+# KEYS: job, its route's pending set, idempotency key, document source. ARGV: ttl, pending score ('' when not
 # queued), id, queue cap (0: none), idempotency ('' when none: "<ttl> <request digest>"), job key prefix,
 # usage ('' when not accounted: "<usage set> <limit bytes, 0: none> <source ttl>"), the compressed document
 # source ('' when none), then field/value pairs. Over the client's storage limit (unless it holds nothing)
 # nothing is written: {'over_quota', '<bytes held> <seconds until its first entry expires>'}. One command, flat arguments (nothing to decode): cheap to send and to run, and atomic (nothing is
 # half-written, even on OOM): the idempotency key, the queue cap and the insert are one step, so concurrent
 # submissions can neither both create nor both pass the cap.
+# KEYS[5]: the callback due set (_OUTBOX).
 CREATE = (
     _RANKS
     + _OUTBOX
@@ -125,10 +127,11 @@ return {'created', ''}
 """
 )
 
-# KEYS: job, lease, partial translations, document source, callback due set. ARGV: id, new status, now, ttl, pending-set key
+# KEYS: job, lease, partial translations, document source. ARGV: id, new status, now, ttl, pending-set key
 # prefix (the job's route completes it), fence ('' for none), then field/value pairs. A job whose
 # translation is done (rendering or final) lets its lease, partial translations and texts go; a final one
 # its document source too.
+# KEYS[5]: the callback due set (_OUTBOX).
 TRANSITION = (
     _RANKS
     + _FENCE
@@ -160,11 +163,12 @@ return {'ok', ARGV[2]}
 )
 
 # KEYS: job, the claimant's route's pending set, lease, the route's running set (job ids by lease deadline in
-# Redis time, ms: see LAPSED), callback due set. ARGV: id, worker, lease ms, now, max lost deliveries,
+# Redis time, ms: see LAPSED). ARGV: id, worker, lease ms, now, max lost deliveries,
 # fresh only (1: claim queued or parked jobs only), result ttl, worker_lost error JSON, lapse is loss (0: a
 # running job without a lease is left to its holder, who may be alive: the claimant saw a broker outage).
 # A parked job (given back by a round, see _PARK) is taken without counting a delivery. A claim returns the
 # job's new fence (see _FENCE).
+# KEYS[5]: the callback due set (_OUTBOX).
 CLAIM = (
     _OUTBOX
     + """
@@ -308,10 +312,11 @@ return 1
 """
 )
 
-# KEYS: job, translated documents, document source, callback due set. ARGV: id, now, the translated documents (compressed),
+# KEYS: job, translated documents, document source. ARGV: id, now, the translated documents (compressed),
 # their ttl, the finished record's ttl, then field/value pairs. A parsed (every sentence cached) or
 # translated document job succeeds: its translated documents are stored, its source, texts and per-unit
 # translations go; 0 when it is neither parsing nor rendering.
+# KEYS[4]: the callback due set (_OUTBOX).
 RENDERED = (
     _OUTBOX
     + _USAGE
