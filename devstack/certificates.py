@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import shutil
 import subprocess
 from pathlib import Path
@@ -12,11 +13,11 @@ _KEY = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
 
 
 def make_tls_files(folder: Path, addresses: list[str], days: int = 2) -> TlsFiles:
-    """A CA, and a server key and certificate valid for `addresses` (IPs), in `folder`."""
+    """A CA, and a server key and certificate valid for `addresses` (IPs, or host names), in `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
     ca, ca_key = folder / "ca.crt", folder / "ca.key"
     cert, key, request = folder / "server.crt", folder / "server.key", folder / "server.csr"
-    names = ",".join(f"IP:{a}" for a in addresses)
+    names = ",".join(_subject_name(a) for a in addresses)
     _openssl("req", "-x509", *_KEY, "-keyout", ca_key, "-out", ca, "-days", days, "-subj", "/CN=transq test CA")
     _openssl("req", *_KEY, "-keyout", key, "-out", request, "-subj", "/CN=transq redis")
     extensions = folder / "server.ext"
@@ -27,6 +28,14 @@ def make_tls_files(folder: Path, addresses: list[str], days: int = 2) -> TlsFile
     )  # fmt: skip
     key.chmod(0o600)
     return TlsFiles(ca=str(ca), cert=str(cert), key=str(key))
+
+
+def _subject_name(name: str) -> str:
+    try:
+        ipaddress.ip_address(name)
+        return f"IP:{name}"
+    except ValueError:
+        return f"DNS:{name}"
 
 
 def _openssl(*args: object) -> None:

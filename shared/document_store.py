@@ -82,4 +82,5 @@ class DocumentStore:
         for pair in fields.items():
             args.extend(pair)
         keys = [self.keys.job(job_id), self.keys.document_output(job_id), self.keys.document_source(job_id)]
+        keys.append(self.keys.callbacks_due)
         return bool(self._rendered(keys=keys, args=args))

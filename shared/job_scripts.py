@@ -13,6 +13,19 @@ _RANKS = lua_rank_table()
 # (the API's cancel). Used as `if fenced(KEYS[1], token) then return ... end`.
 _FENCE = "local function fenced(job, token) return token ~= '' and redis.call('HGET', job, 'fence') ~= token end\n"
 
+# The callback outbox (worker.callbacks): a job that carries a `callback_url` enters the due set (shared.keys
+# Keys.callbacks_due) in the same script that makes it final, so no callback can be lost between the two.
+# Used as `callback_due(job key, id, due set)` right after a job becomes final.
+_OUTBOX = """
+local function callback_due(job, id, due)
+  if redis.call('HEXISTS', job, 'callback_url') == 0 then return end
+  if redis.call('HEXISTS', job, 'callback_state') == 1 then return end
+  local t = redis.call('TIME')
+  redis.call('HSET', job, 'callback_state', 'pending', 'callback_since', t[1])
+  redis.call('ZADD', due, t[1] * 1000 + math.floor(t[2] / 1000), id)
+end
+"""
+
 # What each client holds in the broker (shared.keys.Keys.usage): a sorted set of `<job>:<kind>:<bytes>`
 # (kind r: a job record, s: a document's source, o: a translated document) scored by when that data
 # expires, and its total in `<set>:bytes`. Entries whose time has come are released on the client's next
@@ -66,8 +79,11 @@ local function now_seconds() return tonumber(redis.call('TIME')[1]) end
 # nothing is written: {'over_quota', '<bytes held> <seconds until its first entry expires>'}. One command, flat arguments (nothing to decode): cheap to send and to run, and atomic (nothing is
 # half-written, even on OOM): the idempotency key, the queue cap and the insert are one step, so concurrent
 # submissions can neither both create nor both pass the cap.
+# KEYS[5]: the callback due set (_OUTBOX).
 CREATE = (
-    _USAGE
+    _RANKS
+    + _OUTBOX
+    + _USAGE
     + """
 if ARGV[5] ~= '' then
   local existing = redis.call('GET', KEYS[3])
@@ -93,6 +109,7 @@ if z then
 end
 redis.call('HSET', KEYS[1], unpack(ARGV, 9))
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[1]))
+if rank[redis.call('HGET', KEYS[1], 'status')] == 4 then callback_due(KEYS[1], ARGV[3], KEYS[5]) end
 if ARGV[2] ~= '' then redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3]) end
 if ARGV[5] ~= '' then
   local ttl, digest = string.match(ARGV[5], '^(%S+) (%S+)$')
@@ -114,9 +131,11 @@ return {'created', ''}
 # prefix (the job's route completes it), fence ('' for none), then field/value pairs. A job whose
 # translation is done (rendering or final) lets its lease, partial translations and texts go; a final one
 # its document source too.
+# KEYS[5]: the callback due set (_OUTBOX).
 TRANSITION = (
     _RANKS
     + _FENCE
+    + _OUTBOX
     + _USAGE
     + """
 local current = redis.call('HGET', KEYS[1], 'status')
@@ -134,6 +153,7 @@ local z = redis.call('HGET', KEYS[1], 'usage')
 if rank[ARGV[2]] == 4 then
   redis.call('HSET', KEYS[1], 'finished_at', ARGV[3])
   redis.call('DEL', KEYS[4])
+  callback_due(KEYS[1], ARGV[1], KEYS[5])
   if z then usage_drop(KEYS[1], 'usage_s', z) end
 end
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
@@ -148,7 +168,10 @@ return {'ok', ARGV[2]}
 # running job without a lease is left to its holder, who may be alive: the claimant saw a broker outage).
 # A parked job (given back by a round, see _PARK) is taken without counting a delivery. A claim returns the
 # job's new fence (see _FENCE).
-CLAIM = """
+# KEYS[5]: the callback due set (_OUTBOX).
+CLAIM = (
+    _OUTBOX
+    + """
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then
   redis.call('ZREM', KEYS[2], ARGV[1])
@@ -175,6 +198,7 @@ if attempts - 1 >= tonumber(ARGV[5]) then
   redis.call('HSET', KEYS[1], 'status', 'failed', 'error', ARGV[8], 'finished_at', ARGV[4])
   redis.call('EXPIRE', KEYS[1], tonumber(ARGV[7]))
   redis.call('DEL', KEYS[3])
+  callback_due(KEYS[1], ARGV[1], KEYS[5])
   return {'lost', attempts}
 end
 if status == 'queued' then redis.call('HSET', KEYS[1], 'status', 'running', 'started_at', ARGV[4]) end
@@ -185,6 +209,7 @@ local now = redis.call('TIME')
 redis.call('ZADD', KEYS[4], now[1] * 1000 + math.floor(now[2] / 1000) + tonumber(ARGV[3]), ARGV[1])
 return {'claimed', attempts, fence}
 """
+)
 
 # KEYS: lease, job, lease, job, ... ARGV: worker, lease ms, then each job's fence. Renews the leases this
 # worker holds, and takes back one that expired while the job still runs on this worker (a broker freeze or
@@ -291,8 +316,10 @@ return 1
 # their ttl, the finished record's ttl, then field/value pairs. A parsed (every sentence cached) or
 # translated document job succeeds: its translated documents are stored, its source, texts and per-unit
 # translations go; 0 when it is neither parsing nor rendering.
+# KEYS[4]: the callback due set (_OUTBOX).
 RENDERED = (
-    _USAGE
+    _OUTBOX
+    + _USAGE
     + """
 local status = redis.call('HGET', KEYS[1], 'status')
 if status ~= 'parsing' and status ~= 'rendering' then return 0 end
@@ -304,6 +331,7 @@ if not redis.call('HGET', KEYS[1], 'started_at') then redis.call('HSET', KEYS[1]
 for i = 6, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 redis.call('HDEL', KEYS[1], 'texts', 'result', 'parked')
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[5]))
+callback_due(KEYS[1], ARGV[1], KEYS[4])
 local z = redis.call('HGET', KEYS[1], 'usage')
 if z then
   usage_drop(KEYS[1], 'usage_s', z)

@@ -11,6 +11,7 @@ from typing import Any
 
 import redis
 
+from shared.callback_state import CALLBACK_FIELDS, delivery_state
 from shared.error_codes import ErrorCode
 from shared.job_scripts import CLAIM, CREATE, FORGET, LAPSED, PARK, PROGRESS, RELEASE, RENEW, TRANSITION
 from shared.job_status import ClaimOutcome, Creation, JobStatus, Move
@@ -19,8 +20,8 @@ from shared.keys import Keys
 # What a job record is read with: every field Job.from_hash reads except the document (possibly megabytes).
 _RECORD_FIELDS = (
     "id status texts model created_at sentences_total sentences_done cached_sentences started_at finished_at "
-    "result error attempts submitted owner route format filename warnings"
-).split()
+    "result error attempts submitted owner route format filename warnings callback_url"
+).split() + list(CALLBACK_FIELDS)
 
 
 def new_job_id() -> str:
@@ -60,6 +61,8 @@ class Job:
     filename: str = ""  # a document job's uploaded file name
     has_document: bool = False
     warnings: list[dict[str, Any]] = field(default_factory=list)  # translations retried or left suspect
+    callback_url: str = ""  # POSTed the job's view once it is final (worker.callbacks)
+    callback: dict[str, Any] = field(default_factory=dict)  # that delivery's state (shared.callback_state)
 
     @classmethod
     def from_hash(cls, data: dict[str, str]) -> Job:
@@ -85,6 +88,8 @@ class Job:
             filename=data.get("filename", ""),
             has_document=bool(data.get("document") or data.get("has_document")),
             warnings=json.loads(data["warnings"]) if data.get("warnings") else [],
+            callback_url=data.get("callback_url", ""),
+            callback=delivery_state(data),
         )
 
     def to_hash(self) -> dict[str, str]:
@@ -107,6 +112,8 @@ class Job:
             fields["document"] = self.document
         if self.filename:
             fields["filename"] = self.filename
+        if self.callback_url:
+            fields["callback_url"] = self.callback_url
         if self.warnings:
             fields["warnings"] = json.dumps(self.warnings, ensure_ascii=False)
         if self.started_at:
@@ -231,7 +238,13 @@ class JobStore:
         for pair in job.to_hash().items():
             args.extend(pair)
         idem_key = idempotency.key if idempotency else self.keys.job(job.id)
-        keys = [self.keys.job(job.id), self.keys.pending(job.route), idem_key, self.keys.document_source(job.id)]
+        keys = [
+            self.keys.job(job.id),
+            self.keys.pending(job.route),
+            idem_key,
+            self.keys.document_source(job.id),
+            self.keys.callbacks_due,
+        ]
         outcome, existing = self._create(keys=keys, args=args)
         if outcome == Creation.EXISTS:
             job_id, _, digest = existing.partition(" ")
@@ -322,7 +335,13 @@ class JobStore:
             }
         )
         outcome, attempts, *fence = self._claim(
-            keys=[self.keys.job(job_id), self.keys.pending(route), self.keys.lease(job_id), self.keys.running(route)],
+            keys=[
+                self.keys.job(job_id),
+                self.keys.pending(route),
+                self.keys.lease(job_id),
+                self.keys.running(route),
+                self.keys.callbacks_due,
+            ],
             args=[
                 job_id,
                 worker,
@@ -459,6 +478,7 @@ class JobStore:
             self.keys.lease(job_id),
             self.keys.partial(job_id),
             self.keys.document_source(job_id),
+            self.keys.callbacks_due,
         ]
         outcome, _ = self._transition(keys=keys, args=args)
         return Move(outcome)

@@ -40,6 +40,12 @@ class Keys:
         """Hash of a running job's translations so far, by sentence index."""
         return f"{self.prefix}partial:{job_id}"
 
+    @property
+    def callbacks_due(self) -> str:
+        """The callback outbox: sorted set of final jobs' ids whose callback is pending, scored by when it is
+        next due (Redis time, ms); a deliverer's take moves an entry to its lease's end (worker.callbacks)."""
+        return f"{self.prefix}callbacks:due"
+
     def wake(self, job_id: str) -> str:
         """Set while a re-sent wake-up message of a waiting job is on its way (one per job at a time)."""
         return f"{self.prefix}wake:{job_id}"

@@ -195,6 +195,29 @@ class Settings:
         0, "Celery `worker_max_memory_per_child` in MiB; 0 means model size + 1 GiB, set at start."
     )
 
+    # Completion callbacks (worker.callbacks, shared.callback_policy)
+    callback_secret: str = setting(
+        "",
+        "Server secret that signs completion callbacks (`X-Transq-Signature`, HMAC-SHA256); at least 16 characters. "
+        "Empty: callbacks are off (a `callback_url` gets 422, the deliverer idles). Keep it in a secret.",
+    )
+    callback_deadline: int = setting(
+        3600, "Seconds after a job is final during which its callback is retried; then it is `failed`."
+    )
+    callback_timeout: float = setting(10.0, "Seconds a callback receiver may take to connect, and again to answer.")
+    callback_retry_seconds: float = setting(
+        2.0, "Wait before a failed callback's first retry; it doubles each retry, up to 10 minutes."
+    )
+    callback_concurrency: int = setting(4, "Callbacks one deliverer sends at once.")
+    callback_allow_http_hosts: str = setting(
+        "", "Comma-separated hosts a `callback_url` may name with plain `http` (`*`: any); others need `https`."
+    )
+    callback_allow_private_hosts: str = setting(
+        "",
+        "Comma-separated hosts a `callback_url` may name although they resolve to loopback, private, link-local or "
+        "other non-public addresses (`*`: any); others are refused (SSRF).",
+    )
+
     # API behaviour
     max_queue: int = setting(10_000, "Jobs waiting in the queue above which submissions get 503 `overloaded`.")
     wait_timeout: float = setting(30.0, "Longest `timeout` accepted by POST /v1/translate and used by /api/translate.")
@@ -260,10 +283,16 @@ class Settings:
             "document_ttl",
             "document_time_limit",
             "document_memory_mb",
+            "callback_deadline",
+            "callback_timeout",
+            "callback_retry_seconds",
+            "callback_concurrency",
         )
         for name in positive:
             if getattr(self, name) <= 0:
                 raise ValueError(f"TRANSQ_{name.upper()}={getattr(self, name)!r}: must be above 0")
+        if 0 < len(self.callback_secret) < 16:
+            raise ValueError("TRANSQ_CALLBACK_SECRET: at least 16 characters (or empty: callbacks off)")
 
     @property
     def worker_silence_seconds(self) -> float:

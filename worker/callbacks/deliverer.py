@@ -1,0 +1,144 @@
+"""The deliverer's loop: take due callbacks from the outbox, POST each job's view signed, settle the outcome
+on the job's record. Up to TRANSQ_CALLBACK_CONCURRENCY at once (threads: the work is waiting on sockets)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from shared.callback_policy import CallbackRefused, check_callback_url
+from shared.jobs import Job, JobStore
+from shared.keys import Keys
+from shared.redis_client import broker_redis
+from shared.settings import Settings
+from worker.callbacks.outbox import Attempt, Outbox
+from worker.callbacks.sender import post
+from worker.callbacks.signing import signed_headers
+
+log = logging.getLogger("transq.callbacks")
+
+# Touched every loop; the container's healthcheck (worker.callbacks.healthcheck) reads its age.
+ALIVE_FILE = Path("/tmp/transq-callbacks-alive")
+POLL_SECONDS = 0.25
+BROKER_PAUSE = 2  # seconds between tries while the broker is unreachable
+MAX_RETRY_SECONDS = 600.0
+
+
+def lease_seconds(settings: Settings) -> float:
+    """How long a taken callback is a deliverer's: its resolution, connection and answer, with room to spare."""
+    return settings.callback_timeout * 2 + 5
+
+
+def retry_delay(settings: Settings, attempt: int) -> float:
+    """Exponential backoff from TRANSQ_CALLBACK_RETRY_SECONDS, capped, with +-10% jitter."""
+    delay = min(MAX_RETRY_SECONDS, settings.callback_retry_seconds * 2 ** (attempt - 1))
+    return delay * random.uniform(0.9, 1.1)
+
+
+def job_view(job: Job) -> dict[str, Any]:
+    """The body of a job's callback: the job's view as GET /v1/jobs/<id> gives it.
+    TODO(lead): switch to api.job_view's function once the contract lands."""
+    return job.public()
+
+
+class Deliverer:
+    def __init__(self, settings: Settings, client: redis.Redis | None = None):
+        self.settings = settings
+        keys = Keys(settings.key_prefix)
+        client = client or broker_redis(settings)
+        self.outbox = Outbox(client, keys)
+        self.store = JobStore(client, keys, settings.job_ttl, settings.result_ttl)
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        """Until `stopping` is set: then the callbacks in flight finish (each bounded by its timeout)."""
+        in_flight: set[Future[None]] = set()
+        with ThreadPoolExecutor(self.settings.callback_concurrency, thread_name_prefix="callback") as pool:
+            while not self.stopping.is_set():
+                _touch(ALIVE_FILE)
+                in_flight = {f for f in in_flight if not f.done()}
+                # callbacks off (no secret): due entries wait for one, then go (their deadline passed: once)
+                room = self.settings.callback_concurrency - len(in_flight) if self.settings.callback_secret else 0
+                taken: list[Attempt] = []
+                if room > 0:
+                    try:
+                        taken = self.outbox.take(room, lease_seconds(self.settings))
+                    except redis.RedisError as exc:
+                        log.warning("cannot take callbacks from the broker (again in %ds): %s", BROKER_PAUSE, exc)
+                        self.stopping.wait(BROKER_PAUSE)
+                in_flight |= {pool.submit(self.deliver, attempt) for attempt in taken}
+                if not taken:
+                    self.stopping.wait(POLL_SECONDS)
+
+    def deliver(self, attempt: Attempt) -> None:
+        try:
+            self._deliver(attempt)
+        except redis.RedisError as exc:  # its lease ends and it is taken again
+            log.warning(
+                "callback of job %s: broker error, attempt %d left to its lease: %s",
+                attempt.job_id,
+                attempt.number,
+                exc,
+            )
+        except Exception:
+            log.exception("callback of job %s: attempt %d failed unexpectedly", attempt.job_id, attempt.number)
+
+    def _deliver(self, attempt: Attempt) -> None:
+        job = self.store.get(attempt.job_id)
+        if job is None or not job.callback_url:
+            return  # gone: its entry leaves at the next take
+        try:
+            target = check_callback_url(job.callback_url, self.settings)
+        except CallbackRefused as refused:
+            if refused.permanent:
+                state = self.outbox.failed(attempt, f"refused: {refused}")
+                log.warning("callback of job %s refused at delivery: %s (%s)", job.id, refused, state or "fenced")
+            else:
+                self._retry(attempt, str(refused), None)
+            return
+        body = json.dumps(job_view(job), ensure_ascii=False, separators=(",", ":")).encode()
+        headers = signed_headers(self.settings.callback_secret, body)
+        headers["X-Transq-Job"] = job.id
+        headers["X-Transq-Attempt"] = str(attempt.number)
+        answer = post(target, body, headers, self.settings.callback_timeout)
+        if answer.ok:
+            state = self.outbox.delivered(attempt, answer.status or 0)
+            log.info(
+                "callback of job %s delivered (HTTP %s, attempt %d)%s",
+                job.id,
+                answer.status,
+                attempt.number,
+                "" if state else ", after its lease ended",
+            )
+        else:
+            self._retry(attempt, answer.error, answer.status)
+
+    def _retry(self, attempt: Attempt, error: str, status: int | None) -> None:
+        delay = retry_delay(self.settings, attempt.number)
+        state = self.outbox.retry(attempt, delay, self.settings.callback_deadline, error, status)
+        if state == "failed":
+            log.warning(
+                "callback of job %s failed for good after %d attempts: %s", attempt.job_id, attempt.number, error
+            )
+        else:
+            log.info(
+                "callback of job %s: attempt %d failed (%s); again in %.1fs",
+                attempt.job_id,
+                attempt.number,
+                error,
+                delay,
+            )
+
+
+def _touch(path: Path) -> None:
+    try:
+        path.touch()
+    except OSError:
+        pass
