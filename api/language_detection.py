@@ -9,7 +9,7 @@ The rule, per text (its first SAMPLE_CHARS characters):
 - a text whose Han and kana characters outweigh its other letters (a CJK character counts as CJK_WEIGHT
   letters, about one word) is Japanese when it has kana, else Chinese;
 - any other text is what the model says, Chinese varieties (Wu, Cantonese, Classical) read as Chinese;
-- a text with no letters at all is undetermined (language "", confidence 0).
+- a text with no letters at all is undetermined (language "", shown as null; confidence 0).
 
 Codes are ISO 639-1 where the language has one, as the pairs are named (shared.routes: "zh", "en", "ja").
 """
@@ -35,7 +35,8 @@ class Detection:
     confidence: float  # 0 to 1
 
     def public(self) -> dict[str, object]:
-        return {"language": self.language, "confidence": round(self.confidence, 3)}
+        """{"language": "zh" (null when undetermined), "confidence": 0.97}"""
+        return {"language": self.language or None, "confidence": round(self.confidence, 3)}
 
 
 class _Model:
@@ -84,4 +85,3 @@ def public_code(code: str) -> str:
     """The model's label as a pair's language code: "zh" for every Chinese variety, else as it is."""
     code = code.lower()
     return "zh" if code in _CHINESE else code
-

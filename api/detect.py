@@ -1,0 +1,22 @@
+"""POST /v1/detect: the language of each text, as `source_lang: "auto"` would detect it; no job, no
+worker. The body is a translation request's `text` or `texts`, under the same limits and with the same
+errors (api.validation); API keys and rate limits apply as to every other call."""
+
+from __future__ import annotations
+
+from flask import Blueprint, request
+
+from api import services
+from api.language_detection import detect_many
+from api.validation import parse_translation_request, read_json_object
+
+bp = Blueprint("detect", __name__)
+
+
+@bp.post("/v1/detect")
+def detect():  # type: ignore[no-untyped-def]
+    """{"text"} or {"texts"} -> {"detections": [{"language", "confidence"}, ...]}, one per text."""
+    settings = services().settings
+    body = read_json_object(request, settings)
+    texts = parse_translation_request({k: body[k] for k in ("text", "texts") if k in body}, settings).texts
+    return {"detections": [found.public() for found in detect_many(texts)]}
