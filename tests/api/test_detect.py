@@ -4,6 +4,8 @@ language chooses among several served pairs (api.detected_route, on real worker 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 import redis
@@ -122,6 +124,23 @@ def test_keys_and_rate_limits_apply(redis_url, tmp_path):
         assert [post(api, {"text": "你好"}, headers=key).status_code for _ in range(3)] == [200, 200, 429]
     finally:
         api.stop()
+
+
+def test_the_cli_detects_files(api, tmp_path):
+    (tmp_path / "notes.txt").write_text("今天天气很好，我们去公园散步吧。", encoding="utf-8")
+    (tmp_path / "mail.txt").write_text("It may rain tomorrow, remember to bring an umbrella.", encoding="utf-8")
+    command = [sys.executable, "-m", "transq_cli.main", "detect", "notes.txt", "mail.txt", "-", "--url", api.url]
+    run = subprocess.run(command, cwd=tmp_path, input="12:30", capture_output=True, text=True, timeout=60)
+    lines = [line.split("\t") for line in run.stdout.splitlines()]
+    assert run.returncode == 0 and [(lang, name) for lang, _, name in lines] == [
+        ("zh", "notes.txt"),
+        ("en", "mail.txt"),
+        ("-", "-"),
+    ], run.stderr
+    missing = subprocess.run(
+        [*command[:4], "nowhere.txt", "--url", api.url], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert missing.returncode == 1 and "nowhere.txt" in missing.stderr
 
 
 @pytest.fixture
