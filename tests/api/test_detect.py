@@ -11,6 +11,7 @@ import pytest
 import redis
 import requests
 
+from api.detect import openapi_path
 from api.detected_route import detected_route, overall
 from api.errors import UnsupportedLanguagePair
 from api.language_detection import Detection, detect
@@ -108,6 +109,15 @@ def test_bad_input_is_a_json_error_naming_the_field(api, body, status, code, fie
     response = post(api, body)
     error = response.json()["error"]
     assert response.status_code == status and error["code"] == code and field in error["message"], error
+
+
+def test_answers_match_the_documented_schema(api):
+    from openapi_schema_validator import OAS30Validator
+
+    schema = openapi_path({"type": "string"}, 3, {})["post"]["responses"]["200"]["content"]["application/json"]
+    answer = post(api, {"texts": ["你好", "2024"]}).json()
+    OAS30Validator(schema["schema"]).validate(answer)
+    assert answer["detections"][1]["language"] is None
 
 
 def test_only_json_is_accepted(api):
