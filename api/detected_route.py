@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from api.errors import UnsupportedLanguagePair
+from api.errors import UnsupportedLanguagePair, ValidationError
 from api.language_detection import Detection, detect_many
 from api.routing import RouteTable
 from shared.routes import Route
@@ -52,3 +52,18 @@ def detected_route(
             f"the texts were detected as {found.language!r} (confidence {found.confidence:.2f}): {exc.message}"
         ) from None
     return route, found, per_text
+
+
+def choose_route(
+    routes: RouteTable, source: str | None, target: str | None, texts: list[str]
+) -> tuple[Route, Detection | None]:
+    """The route of a request, and its detection when `source` is "auto" (else None). A document job's
+    texts come from the document stage after this choice, so "auto" needs texts given in the request."""
+    if source != AUTO:
+        return routes.choose(source, target), None
+    if not texts:
+        raise ValidationError(
+            'source_lang "auto" needs the texts in the request; name the source language of a document'
+        )
+    route, found, _ = detected_route(routes, texts, target)
+    return route, found

@@ -12,8 +12,8 @@ import redis
 import requests
 
 from api.detect import openapi_path
-from api.detected_route import detected_route, overall
-from api.errors import UnsupportedLanguagePair
+from api.detected_route import choose_route, detected_route, overall
+from api.errors import UnsupportedLanguagePair, ValidationError
 from api.language_detection import Detection, detect
 from api.routing import RouteTable
 from devstack.redis_server import RedisServer
@@ -193,6 +193,15 @@ def test_an_unserved_detected_language_is_refused_naming_it(two_pairs, texts, ta
         detected_route(two_pairs, texts, target)
     assert refused.value.code.status == 422 and detected in refused.value.message
     assert "en-zh, zh-en" in refused.value.message
+
+
+def test_auto_detects_and_a_named_language_does_not(two_pairs):
+    english = ["The weather is fine today."]
+    assert choose_route(two_pairs, "auto", None, english) == (EN_ZH, detected_route(two_pairs, english, None)[1])
+    assert choose_route(two_pairs, "zh", None, english) == (ZH_EN, None)  # named: no detection
+    with pytest.raises(ValidationError) as refused:
+        choose_route(two_pairs, "auto", "en", [])  # a document: its texts come later
+    assert "source_lang" in refused.value.message
 
 
 def test_overall_weighs_texts_by_their_characters():
