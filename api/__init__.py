@@ -40,11 +40,34 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         log.warning("broker Redis unavailable: %s", exc)
         return error_response(ErrorCode.UNAVAILABLE, "the job store is unavailable; try again later", 5)
 
-    from api import auth, document_routes, health, jobs, metrics, openapi, security_headers, translate, usage, web
+    from api import (
+        auth,
+        detect,
+        document_routes,
+        health,
+        jobs,
+        metrics,
+        openapi,
+        security_headers,
+        translate,
+        usage,
+        web,
+    )
 
     auth.init_app(app, settings)
     security_headers.init_app(app)
-    for blueprint in (jobs.bp, document_routes.bp, translate.bp, usage.bp, health.bp, metrics.bp, openapi.bp, web.bp):
+    blueprints = (
+        jobs.bp,
+        document_routes.bp,
+        translate.bp,
+        detect.bp,
+        usage.bp,
+        health.bp,
+        metrics.bp,
+        openapi.bp,
+        web.bp,
+    )
+    for blueprint in blueprints:
         app.register_blueprint(blueprint)
     log.info("transq API ready: broker %s, model %s", describe_broker(settings), settings.model)
     return app

@@ -80,6 +80,10 @@ class TransqClient:
             self._call("GET", f"/v1/jobs/{job_id}/document")  # raises with the error body
         return response.content
 
+    def detect(self, texts: list[str]) -> list[dict[str, Any]]:
+        """Each text's {"language", "confidence"} (POST /v1/detect)."""
+        return self._call("POST", "/v1/detect", json={"texts": texts})[1]["detections"]
+
     def languages(self) -> list[dict[str, Any]]:
         return self._call("GET", "/v1/languages")[1]["pairs"]
 

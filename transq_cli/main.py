@@ -61,6 +61,10 @@ def main(argv: list[str] | None = None) -> int:
     translate.add_argument("--to", dest="target", help="target language, e.g. en")
     _client_options(translate)
 
+    detect = commands.add_parser("detect", help="print each file's language and confidence (POST /v1/detect)")
+    detect.add_argument("files", nargs="*", help="UTF-8 text files (- or none: standard input)")
+    _client_options(detect)
+
     status = commands.add_parser("status", help="show a job")
     status.add_argument("job_id")
     _client_options(status)
@@ -91,6 +95,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "dev":
         return run_dev(args.port, args.model, args.redis_port, args.test_model)
+    if args.command == "detect":
+        from transq_cli.detect_files import detect_files
+
+        return detect_files(args)
     from transq_cli.translate_file import show_status, translate_file
 
     if args.command == "status":

@@ -36,7 +36,8 @@
     return data;
   }
 
-  // The pair selector: every served pair, from GET /v1/languages (the default stays if that fails).
+  // The pair selector: every served pair, from GET /v1/languages (the default stays if that fails), and
+  // for each target a "detect" choice (auto-en): the source language is detected (POST /v1/detect).
   async function loadPairs() {
     try {
       const data = await call("GET", "/v1/languages");
@@ -46,6 +47,12 @@
         const option = document.createElement("option");
         option.value = p.source_lang + "-" + p.target_lang;
         option.textContent = p.source_lang + " → " + p.target_lang + (p.workers ? "" : " (no worker yet)");
+        select.appendChild(option);
+      }
+      for (const target of [...new Set(data.pairs.map((p) => p.target_lang))]) {
+        const option = document.createElement("option");
+        option.value = "auto-" + target;
+        option.textContent = "detect language → " + target;
         select.appendChild(option);
       }
       if ([...select.options].some((o) => o.value === chosen)) select.value = chosen;
@@ -69,23 +76,42 @@
     if (job.status === "cancelled") show("cancelled", true);
   }
 
+  // The chosen pair; with a "detect" choice, the served pair from the text's detected language (shown
+  // beside the selector with its confidence), or an error naming the language no served pair translates.
+  async function chosenPair(text) {
+    const [source_lang, target_lang] = $("pair").value.split("-");
+    $("detected").textContent = "";
+    if (source_lang !== "auto") return { source_lang, target_lang };
+    const found = (await call("POST", "/v1/detect", { text })).detections[0];
+    const language = found.language || "no language";
+    $("detected").textContent = "detected: " + language + " (confidence " + found.confidence.toFixed(2) + ")";
+    const pair = found.language + "-" + target_lang;
+    if (![...$("pair").options].some((o) => o.value === pair)) {
+      throw new Error("detected " + language + ": no served pair translates it to " + target_lang);
+    }
+    return { source_lang: found.language, target_lang };
+  }
+
   function translate() {
     const text = $("source").value;
     if (!text.trim()) { resetProgress(); show("Type some text to translate first.", true); return; }
-    const [source_lang, target_lang] = $("pair").value.split("-");
-    run(() => call("POST", "/v1/jobs", { text, source_lang, target_lang }));
+    run(async () => call("POST", "/v1/jobs", { text, ...(await chosenPair(text)) }));
   }
 
   // A document: its text (when it is text) on the left, its translation on the right, and a download
   // link to the translated file (fetched with the API key, so it works with keys on).
   async function translateFile(file) {
-    $("source").value = file.name.endsWith(".docx") ? "(" + file.name + ")" : await file.text();
-    const [source_lang, target_lang] = $("pair").value.split("-");
-    const form = new FormData();
-    form.append("file", file);
-    form.append("source_lang", source_lang);
-    form.append("target_lang", target_lang);
-    const job = await run(() => call("POST", "/v1/documents", form));
+    const docx = file.name.endsWith(".docx");
+    $("source").value = docx ? "(" + file.name + ")" : await file.text();
+    const job = await run(async () => {
+      if (docx && $("pair").value.startsWith("auto-")) throw new Error("choose the source language of a Word document");
+      const { source_lang, target_lang } = await chosenPair($("source").value);
+      const form = new FormData();
+      form.append("file", file);
+      form.append("source_lang", source_lang);
+      form.append("target_lang", target_lang);
+      return call("POST", "/v1/documents", form);
+    });
     if (job && job.status === "succeeded") await offerDownload(job);
   }
 

@@ -54,9 +54,11 @@ def test_translate_a_paragraph_in_the_browser(stack, browser):
     assert browser.find_element(By.ID, "source").is_displayed() and browser.find_element(By.ID, "target").is_displayed()
     icon = browser.find_element(By.CSS_SELECTOR, "link[rel=icon]").get_attribute("href")
     assert requests.get(icon, timeout=5).status_code == 200
-    # The pair selector is filled from GET /v1/languages.
+    # The pair selector is filled from GET /v1/languages, with a "detect" choice for each target.
     WebDriverWait(browser, 10).until(
-        lambda d: [o.get_attribute("value") for o in d.find_elements(By.CSS_SELECTOR, "#pair option")] == ["zh-en"]
+        lambda d: (
+            [o.get_attribute("value") for o in d.find_elements(By.CSS_SELECTOR, "#pair option")] == ["zh-en", "auto-en"]
+        )
     )
     browser.find_element(By.ID, "source").send_keys("浏览器里的第一段。第二句！\n\n第二段。")
     browser.find_element(By.ID, "translate").click()
@@ -142,3 +144,28 @@ def test_upload_a_document_and_download_its_translation(stack, browser, tmp_path
     assert downloaded == translated
     SCREENSHOTS.mkdir(exist_ok=True)
     browser.save_screenshot(str(SCREENSHOTS / "web-page-document.png"))
+
+
+def test_detect_the_source_language_in_the_browser(stack, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    browser.get(stack.api.url + "/")
+    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#pair option[value='auto-en']"))
+    Select(browser.find_element(By.ID, "pair")).select_by_value("auto-en")
+    browser.find_element(By.ID, "source").send_keys("自动识别这句话的语言。")
+    browser.find_element(By.ID, "translate").click()
+    WebDriverWait(browser, 60).until(lambda d: d.find_element(By.ID, "status").text.startswith("succeeded"))
+    assert browser.find_element(By.ID, "detected").text == "detected: zh (confidence 1.00)"
+    assert browser.find_element(By.ID, "target").get_attribute("value").strip()
+
+    # A language no served pair translates is refused on the page, naming what was detected; no job.
+    jobs = len(stack.r.keys("transq:job:*"))
+    source = browser.find_element(By.ID, "source")
+    source.clear()
+    source.send_keys("Pouvez-vous traduire ce document en anglais ?")
+    browser.find_element(By.ID, "translate").click()
+    WebDriverWait(browser, 10).until(lambda d: "no served pair" in d.find_element(By.ID, "status").text)
+    assert browser.find_element(By.ID, "status").text == "detected fr: no served pair translates it to en"
+    assert browser.find_element(By.ID, "detected").text.startswith("detected: fr (confidence 0.")
+    assert len(stack.r.keys("transq:job:*")) == jobs
