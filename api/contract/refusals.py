@@ -27,8 +27,9 @@ def field_name(loc: tuple[int | str, ...]) -> str:
 def refusal(error: ValidationError) -> str:
     """The message of the request's first fault."""
     first: ErrorDetails = error.errors(include_url=False)[0]
-    field = field_name(first["loc"])
-    words = _WORDS.get(first["type"])
-    if words is None:
-        return first["msg"].replace("{field}", field) if "{field}" in first["msg"] else f"{field}: {first['msg']}"
-    return words.format(field=field)
+    field, message = field_name(first["loc"]), first["msg"]
+    if "{field}" in message:  # the contract's own check (fields.refused)
+        return message.replace("{field}", field)
+    if first["type"] in _WORDS:
+        return _WORDS[first["type"]].format(field=field)
+    return f"{field}: {message}" if field else message

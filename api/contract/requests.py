@@ -17,7 +17,7 @@ from api.documents import FORMATS, TEXT_FORMATS
 # What a multipart form's own fields (format, languages, boundaries) may add to TRANSQ_MAX_DOCUMENT_BYTES.
 FORM_FIELDS_BYTES = 65536
 
-_FORMAT_REFUSED = f"format must be one of {', '.join(TEXT_FORMATS)} (a .docx file goes to /v1/documents)"
+_FORMAT_REFUSED = f"{{field}} must be one of {', '.join(TEXT_FORMATS)} (a .docx file goes to /v1/documents)"
 
 
 class Body(BaseModel):
@@ -97,7 +97,7 @@ class TranslateRequest(JobRequest):
         except ValueError:
             seconds = -1.0
         if seconds is not None and not 0 <= seconds <= limit:
-            raise refused("timeout", "timeout must be a number of seconds from 0 to {limit}", limit=f"{limit:g}")
+            raise refused("timeout", "{field} must be a number of seconds from 0 to {limit}", limit=f"{limit:g}")
         return seconds
 
 
