@@ -23,7 +23,7 @@ _FORMAT_REFUSED = f"{{field}} must be one of {', '.join(TEXT_FORMATS)} (a .docx 
 class Body(BaseModel):
     """A request body: unknown fields are ignored, as they always were."""
 
-    model_config = ConfigDict(extra="ignore", regex_engine="python-re")
+    model_config = ConfigDict(extra="ignore")
 
 
 class Languages(Body):
