@@ -16,7 +16,6 @@ from api import services
 from api.errors import ApiError, NotFound
 from shared.document_store import pack_documents, unpack_documents
 from shared.error_codes import ErrorCode
-from shared.job_status import JobStatus
 from shared.jobs import Job
 
 
@@ -54,19 +53,3 @@ def documents_of(job: Job) -> list[str | bytes]:
         raise NotFound(f"the translated documents of job {job.id} have expired (TRANSQ_DOCUMENT_TTL)")
     return unpack_documents(packed, job.format, services().settings.max_document_bytes * 64)
 
-
-def public_job(job: Job) -> dict[str, Any]:
-    """The job as the API shows it: a document job's result is its translated documents."""
-    body = job.public()
-    if not job.has_document:
-        return body
-    body["document"] = {"filename": job.filename or None, "download": f"/v1/jobs/{job.id}/document"}
-    if job.status == JobStatus.SUCCEEDED:
-        result: dict[str, Any] = {"document_url": f"/v1/jobs/{job.id}/document"}
-        if job.format != "docx":
-            try:
-                result["translations"] = documents_of(job)
-            except NotFound:
-                result["translations"] = []
-        body["result"] = result
-    return body

@@ -10,10 +10,11 @@ from werkzeug.formparser import parse_form_data
 
 from api import services
 from api.auth import client_id, owner_id
-from api.document_jobs import InvalidDocument, document_upload, documents_of, public_job
+from api.document_jobs import InvalidDocument, document_upload, documents_of
 from api.documents import EXTENSIONS, FILE_EXTENSIONS, FORMATS, MEDIA_TYPES, DocumentError, decode_text
 from api.download_names import content_disposition, download_name
 from api.errors import BadRequest, Conflict, NotFound, PayloadTooLarge, UnsupportedMediaType, ValidationError
+from api.job_view import job_view
 from api.jobs import load_job
 from api.submission import submit
 from api.validation import document_request, parse_languages, read_body
@@ -56,8 +57,8 @@ def upload_document():  # type: ignore[no-untyped-def]
     translation = document_request(upload, fmt, parse_languages(fields), filename or "")
     job, _ = submit(services(), translation, request.headers.get("Idempotency-Key"), client_id(), owner_id())
     if job.finished:
-        return public_job(job), 200
-    return public_job(job), 202, {"Location": f"/v1/jobs/{job.id}"}
+        return job_view(job), 200
+    return job_view(job), 202, {"Location": f"/v1/jobs/{job.id}"}
 
 
 def _file_of(raw: bytes) -> tuple[dict[str, str], bytes, str | None, str]:

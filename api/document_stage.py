@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import resource
 from typing import Any
 
@@ -28,7 +27,7 @@ from api.services import Services
 from shared.celery_factory import DOCUMENT_TASK, make_celery
 from shared.error_codes import ErrorCode
 from shared.job_status import Move
-from shared.jobs import JobStore
+from shared.jobs import JobStore, is_job_id
 from shared.keys import Keys
 from shared.logging_setup import configure_logging, current_job_id
 from shared.redis_client import broker_redis
@@ -48,7 +47,6 @@ app.conf.update(
     worker_max_memory_per_child=settings.document_memory_mb * 1024 // 2,
     worker_proc_alive_timeout=60,
 )
-_JOB_ID = re.compile(r"^[0-9a-f]{32}$")
 _TOO_COMPLEX = {
     "time": f"the document took longer than {settings.document_time_limit}s to process "
     "(TRANSQ_DOCUMENT_TIME_LIMIT): it is too complex",
@@ -73,7 +71,7 @@ class DocumentTask(Task):
 @app.task(bind=True, base=DocumentTask, name=DOCUMENT_TASK, max_retries=None)
 def document_job(self: DocumentTask, job_id: Any) -> None:
     """Parse the job's document (then queue it for translation), or render its translation."""
-    if not isinstance(job_id, str) or not _JOB_ID.match(job_id):
+    if not is_job_id(job_id):
         log.error("ignoring a message with a malformed job id: %r", job_id)
         return
     token = current_job_id.set(job_id)

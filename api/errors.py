@@ -8,6 +8,7 @@ import time
 from flask import Flask, current_app, jsonify
 from werkzeug.exceptions import HTTPException
 
+from api.contract import ErrorBody, ErrorDetail
 from shared.error_codes import ErrorCode
 
 log = logging.getLogger(__name__)
@@ -83,8 +84,8 @@ class Unavailable(ApiError):
 
 
 def error_response(code: ErrorCode, message: str, retry_after: int | None = None, status: int | None = None):  # type: ignore[no-untyped-def]
-    """The one error shape, with the code's HTTP status unless `status` says otherwise."""
-    response = jsonify({"error": {"code": code.value, "message": message}})
+    """The one error shape (api.contract.ErrorBody), with the code's HTTP status unless `status` says otherwise."""
+    response = jsonify(ErrorBody(error=ErrorDetail(code=code.value, message=message)).model_dump())
     response.status_code = status or code.status
     if retry_after is not None:
         response.headers["Retry-After"] = str(retry_after)

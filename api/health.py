@@ -6,6 +6,7 @@ import redis
 from flask import Blueprint
 
 from api import services
+from api.contract import Health, Readiness, ServedLanguages
 from api.errors import error_response
 from shared.error_codes import ErrorCode
 
@@ -14,7 +15,7 @@ bp = Blueprint("health", __name__)
 
 @bp.get("/healthz")
 def healthz():  # type: ignore[no-untyped-def]
-    return {"status": "ok"}
+    return Health().model_dump()
 
 
 @bp.get("/readyz")
@@ -32,11 +33,11 @@ def readyz():  # type: ignore[no-untyped-def]
     # `decoding`: live workers by decoding loop; "generate" means a model whose generation config
     # transq's loop does not reproduce (the worker logs which field), at a large cost in throughput.
     decoding = dict(services().routes.decoding)
-    return {"status": "ready", "workers": sum(workers.values()), "pairs": workers, "decoding": decoding}
+    return Readiness(workers=sum(workers.values()), pairs=workers, decoding=decoding).model_dump()
 
 
 @bp.get("/v1/languages")
 def languages():  # type: ignore[no-untyped-def]
     """The served language pairs, each with its models and live workers (from their heartbeats)."""
     pairs = services().routes.pairs()
-    return {"pairs": [pairs[name].public() for name in sorted(pairs)]}
+    return ServedLanguages(pairs=[pairs[name].view() for name in sorted(pairs)]).model_dump()

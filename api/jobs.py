@@ -2,33 +2,30 @@
 
 from __future__ import annotations
 
-import re
-
 from flask import Blueprint, request
 
 from api import services
 from api.auth import client_id, owner_id
-from api.document_jobs import public_job
 from api.errors import Conflict, NotFound
+from api.job_view import job_view
 from api.submission import submit
 from api.validation import parse_translation_request, read_json_object
 from shared.job_status import Move
-from shared.jobs import Job
+from shared.jobs import Job, is_job_id
 
 bp = Blueprint("jobs", __name__, url_prefix="/v1/jobs")
-_JOB_ID = re.compile(r"^[0-9a-f]{32}$")
 
 
 def job_response(job: Job, created: bool = True):  # type: ignore[no-untyped-def]
     """200 with a finished job; 202 with Location for one still to run."""
     if job.finished:
-        return public_job(job), 200
-    return public_job(job), 202, {"Location": f"/v1/jobs/{job.id}"}
+        return job_view(job), 200
+    return job_view(job), 202, {"Location": f"/v1/jobs/{job.id}"}
 
 
 def load_job(job_id: str) -> Job:
     """The job, if the caller may see it: another API key's job is as unknown as a missing one (404)."""
-    job = services().store.get(job_id) if _JOB_ID.match(job_id) else None
+    job = services().store.get(job_id) if is_job_id(job_id) else None
     if job is None or (job.owner and job.owner != owner_id()):
         raise NotFound(f"no job {job_id}")
     return job
@@ -45,7 +42,7 @@ def create_job():  # type: ignore[no-untyped-def]
 
 @bp.get("/<job_id>")
 def get_job(job_id: str):  # type: ignore[no-untyped-def]
-    return public_job(load_job(job_id))
+    return job_view(load_job(job_id))
 
 
 @bp.delete("/<job_id>")
@@ -56,4 +53,4 @@ def cancel_job(job_id: str):  # type: ignore[no-untyped-def]
         raise NotFound(f"no job {job_id}")
     if outcome == Move.REFUSED:
         raise Conflict(f"job {job_id} has already finished")
-    return public_job(load_job(job_id))
+    return job_view(load_job(job_id))

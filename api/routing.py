@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from api.contract import LanguagePair
 from api.errors import UnsupportedLanguagePair
 from shared.routes import Route
 from shared.workers import WorkerRegistry
@@ -20,13 +21,14 @@ class Pair:
     routes: list[Route] = field(default_factory=list)
     workers: dict[str, int] = field(default_factory=dict)  # route key -> live workers
 
-    def public(self) -> dict[str, object]:
-        return {
-            "source_lang": self.source,
-            "target_lang": self.target,
-            "models": sorted({r.model for r in self.routes}),
-            "workers": sum(self.workers.get(r.key, 0) for r in self.routes),
-        }
+    def view(self) -> LanguagePair:
+        """The pair as GET /v1/languages shows it."""
+        return LanguagePair(
+            source_lang=self.source,
+            target_lang=self.target,
+            models=sorted({r.model for r in self.routes}),
+            workers=sum(self.workers.get(r.key, 0) for r in self.routes),
+        )
 
 
 class RouteTable:

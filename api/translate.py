@@ -9,8 +9,10 @@ from flask import Blueprint, jsonify, request
 
 from api import services
 from api.auth import client_id, owner_id
+from api.contract import ErrorBody, ErrorDetail, LegacyRequest, LegacyTranslation, TranslateRequest, Translations
 from api.document_jobs import documents_of
 from api.errors import error_response
+from api.job_view import job_error
 from api.jobs import job_response
 from api.submission import submit
 from api.validation import parse_translation_request, read_json_object
@@ -35,9 +37,9 @@ def wait_for(job: Job, timeout: float) -> Job:
 
 
 def _failed(job: Job):  # type: ignore[no-untyped-def]
-    error = job.error or {"code": ErrorCode.INTERNAL_ERROR.value, "message": "the job failed"}
-    response = jsonify({"error": {"code": error["code"], "message": error["message"]}})
-    response.status_code = job_failure_status(error["code"])  # the job failed, the API did not: never 500
+    error = ErrorDetail.model_validate(job_error(job))
+    response = jsonify(ErrorBody(error=error).model_dump())
+    response.status_code = job_failure_status(error.code)  # the job failed, the API did not: never 500
     return response
 
 
@@ -49,12 +51,13 @@ def _cancelled(job: Job):  # type: ignore[no-untyped-def]
 def translate():  # type: ignore[no-untyped-def]
     """Submit and wait up to `timeout` seconds: 200 with translations, else 202 with the job."""
     body = read_json_object(request, services().settings)
-    req = parse_translation_request(body, services().settings, allow_timeout=True)
+    req = parse_translation_request(body, services().settings, TranslateRequest)
     job, _ = submit(services(), req, request.headers.get("Idempotency-Key"), client_id(), owner_id())
     timeout = req.timeout if req.timeout is not None else min(DEFAULT_WAIT, services().settings.wait_timeout)
     job = wait_for(job, timeout)
     if job.status == JobStatus.SUCCEEDED:
-        return {"translations": documents_of(job) if job.has_document else job.result or []}
+        translations = documents_of(job) if job.has_document else job.result or []
+        return Translations(translations=translations).model_dump()
     if job.status == JobStatus.FAILED:
         return _failed(job)
     if job.finished:
@@ -67,12 +70,12 @@ def legacy_translate():  # type: ignore[no-untyped-def]
     """The single-process services' call: {"text"} -> {"translation", "timestamp"}, or an error; never a
     job body (its callers know nothing of jobs): 504 `timeout` names the job to poll."""
     body = read_json_object(request, services().settings)
-    req = parse_translation_request({"text": body.get("text")}, services().settings)
+    req = parse_translation_request(body, services().settings, LegacyRequest)
     job, _ = submit(services(), req, None, client_id(), owner_id())
     job = wait_for(job, services().settings.wait_timeout)
     if job.status == JobStatus.SUCCEEDED:
         stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        return jsonify(translation="\n".join(job.result or []), timestamp=stamp)
+        return LegacyTranslation(translation="\n".join(job.result or []), timestamp=stamp).model_dump()
     if job.status == JobStatus.FAILED:
         return _failed(job)
     if job.finished:

@@ -1,20 +1,21 @@
-"""Parse and validate request bodies; every message names the field at fault."""
+"""Read request bodies and validate them with the contract's models (api.contract); every message names
+the field at fault."""
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
 import json
-import re
 import time
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from flask import Request
+from pydantic import ValidationError as PydanticValidationError
 from werkzeug.exceptions import HTTPException
 
+from api import contract
 from api.document_jobs import DocumentUpload, document_upload
-from api.documents import TEXT_FORMATS
 from api.errors import BadRequest, InvalidJson, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, ValidationError
 from shared.settings import Settings
 from shared.splitter import Segment, sentences, split_text
@@ -22,17 +23,19 @@ from shared.splitter import Segment, sentences, split_text
 
 @dataclass(frozen=True)
 class TranslationRequest:
-    texts: list[str]
-    segments: list[list[Segment]]
-    sentences: list[str]
-    single: bool  # the body used `text`, not `texts`
-    timeout: float | None = None
+    """A validated request, as submission takes it (api.submission): its texts split into sentences, or a
+    document job's layout and sources (parsed by the document stage, not here)."""
+
+    texts: list[str] = field(default_factory=list)
+    segments: list[list[Segment]] = field(default_factory=list)
+    sentences: list[str] = field(default_factory=list)
+    timeout: float | None = None  # POST /v1/translate's wait
     source_lang: str | None = None  # None: not given (any served pair that fits the other field)
     target_lang: str | None = None
     format: str = "text"
     document: str = ""  # a document job's layout (JSON, api.document_jobs); its texts come from the stage
     filename: str = ""  # an uploaded document's file name
-    source: bytes = b""  # a document job's sources, compressed (parsed by the document stage, not here)
+    source: bytes = b""  # a document job's sources, compressed
 
     def digest(self, pair: str) -> str:
         """What the request asks for, normalised (`text` and a one-item `texts` are the same request, and so
@@ -42,11 +45,7 @@ class TranslationRequest:
         return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-# A text must hold a character outside this class: whitespace by Python's rules and by JSON Schema's
-# (ECMA-262) rules together, spelt the same in both languages, so /openapi.json's `pattern` and this
-# check agree on every string (Python alone also counts \x1c-\x1f and \x85; ECMA alone \ufeff).
-NOT_BLANK = "[^\\t\\n\\v\\f\\r \\x1c-\\x1f\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]"
-_NOT_BLANK = re.compile(NOT_BLANK)
+_READ_CHUNK_BYTES = 65536
 
 
 def _reject_constant(name: str) -> Any:
@@ -62,7 +61,7 @@ def read_body(request: Request, limit: int, timeout: float) -> bytes:
     parts, size = [], 0
     try:
         while True:
-            part = request.stream.read(min(65536, limit + 1 - size))
+            part = request.stream.read(min(_READ_CHUNK_BYTES, limit + 1 - size))
             if not part:
                 break
             parts.append(part)
@@ -107,78 +106,40 @@ def read_json_object(request: Request, settings: Settings) -> dict[str, Any]:
     return body
 
 
+Body = TypeVar("Body", bound=contract.Body)
+
+
+def validated(model: type[Body], body: Any, settings: Settings | None = None) -> Body:
+    """The body as `model`, within the settings' limits: 422 naming the first field at fault."""
+    try:
+        return model.model_validate(body, context=settings)
+    except PydanticValidationError as exc:
+        raise ValidationError(contract.refusal(exc)) from None
+
+
 def parse_translation_request(
-    body: dict[str, Any], settings: Settings, allow_timeout: bool = False
+    body: Any, settings: Settings, model: type[contract.JobRequest | contract.LegacyRequest] = contract.JobRequest
 ) -> TranslationRequest:
-    """Validate `texts` (or `text`), the language pair and the limits."""
-    if ("text" in body) == ("texts" in body):
-        raise ValidationError("give exactly one of `text` (a string) or `texts` (a list of strings)")
-    single = "text" in body
-    if single:
-        if not isinstance(body["text"], str):
-            raise ValidationError("text must be a string")
-        texts, names = [body["text"]], ["text"]
-    else:
-        texts = body["texts"]
-        if not isinstance(texts, list):
-            raise ValidationError("texts must be a list of strings")
-        if not texts:
-            raise ValidationError("texts must not be empty")
-        if len(texts) > settings.max_texts:
-            raise ValidationError(f"texts has {len(texts)} items; at most {settings.max_texts} are allowed")
-        names = [f"texts[{i}]" for i in range(len(texts))]
-    total = 0
-    for name, text in zip(names, texts):
-        if not isinstance(text, str):
-            raise ValidationError(f"{name} must be a string")
-        if not _NOT_BLANK.search(text):
-            raise ValidationError(f"{name} is empty")
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            raise ValidationError(f"{name} contains a lone surrogate, which is not valid Unicode text") from None
-        total += len(text)
-    fmt = body.get("format", "text")
-    if fmt not in TEXT_FORMATS:
-        raise ValidationError(f"format must be one of {', '.join(TEXT_FORMATS)} (a .docx file goes to /v1/documents)")
-    languages = parse_languages(body)
-    if fmt == "text" and total > settings.max_chars:
-        raise ValidationError(f"the texts have {total} characters; at most {settings.max_chars} are allowed")
-    timeout = None
-    if allow_timeout and body.get("timeout") is not None:
-        timeout = body["timeout"]
-        if (
-            isinstance(timeout, bool)
-            or not isinstance(timeout, (int, float))
-            or not 0 <= timeout <= settings.wait_timeout
-        ):
-            raise ValidationError(f"timeout must be a number of seconds from 0 to {settings.wait_timeout:g}")
-    if fmt != "text":  # parsed off the request path, by the document stage
+    """A JSON body of `model` validated, its texts split into sentences (a document's are parsed off the
+    request path, by the document stage), within TRANSQ_MAX_CHARS and TRANSQ_MAX_SENTENCES."""
+    checked = validated(model, body, settings)
+    texts = checked.items
+    fmt = getattr(checked, "format", "text")
+    timeout = getattr(checked, "timeout", None)
+    languages = {k: getattr(checked, k, None) for k in ("source_lang", "target_lang")}
+    if fmt != "text":
         upload = document_upload(texts, fmt, settings.max_sentence_chars)
-        return dataclasses.replace(
-            document_request(upload, fmt, languages), timeout=float(timeout) if timeout is not None else None
-        )
-    segments, flat = _split(texts, settings, "the texts have")
-    return TranslationRequest(
-        texts,
-        segments,
-        flat,
-        single and fmt == "text",
-        float(timeout) if timeout is not None else None,
-        languages["source_lang"],
-        languages["target_lang"],
-    )
+        return dataclasses.replace(document_request(upload, fmt, languages), timeout=timeout)
+    total = sum(len(text) for text in texts)
+    if total > settings.max_chars:
+        raise ValidationError(f"the texts have {total} characters; at most {settings.max_chars} are allowed")
+    segments, flat = split_texts(texts, settings, "the texts have")
+    return TranslationRequest(texts=texts, segments=segments, sentences=flat, timeout=timeout, **languages)
 
 
-def parse_languages(body: Any) -> dict[str, str | None]:
-    """`source_lang` and `target_lang`, lower case; None where not given."""
-    languages: dict[str, str | None] = {}
-    for field in ("source_lang", "target_lang"):
-        value = body.get(field)
-        if value is not None and not isinstance(value, str):
-            raise ValidationError(f"{field} must be a string")
-        languages[field] = (value.strip().lower() or None) if value is not None else None
-    return languages
+def parse_languages(fields: Any) -> dict[str, str | None]:
+    """`source_lang` and `target_lang` (a document upload's), lower case; None where not given."""
+    return validated(contract.Languages, fields).model_dump()
 
 
 def document_request(
@@ -188,24 +149,22 @@ def document_request(
     checks TRANSQ_MAX_CHARS and TRANSQ_MAX_SENTENCES on them."""
     layout = json.dumps({**upload.layout, "sha256": upload.digest}, ensure_ascii=False)
     return TranslationRequest(
-        [],
-        [],
-        [],
-        False,
-        None,
-        languages["source_lang"],
-        languages["target_lang"],
-        fmt,
-        layout,
-        filename,
-        upload.packed,
+        format=fmt,
+        document=layout,
+        filename=filename,
+        source=upload.packed,
+        source_lang=languages["source_lang"],
+        target_lang=languages["target_lang"],
     )
 
 
-def _split(texts: list[str], settings: Settings, what: str) -> tuple[list[list[Segment]], list[str]]:
+def split_texts(texts: list[str], settings: Settings, what: str) -> tuple[list[list[Segment]], list[str]]:
     """Each text's segments and all the sentences, within TRANSQ_MAX_SENTENCES."""
     segments = [split_text(text, settings.max_sentence_chars) for text in texts]
     flat = [s for segs in segments for s in sentences(segs)]
     if len(flat) > settings.max_sentences:
         raise ValidationError(f"{what} {len(flat)} sentences; at most {settings.max_sentences} are allowed")
     return segments, flat
+
+
+_split = split_texts  # api.document_work's name for it, until the document package imports split_texts

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -24,6 +25,14 @@ _RECORD_FIELDS = (
 ).split() + list(CALLBACK_FIELDS)
 
 
+JOB_ID_PATTERN = "^[0-9a-f]{32}$"  # what new_job_id makes: the API, the document stage and the workers check it
+_JOB_ID = re.compile(JOB_ID_PATTERN)
+
+
+def is_job_id(value: object) -> bool:
+    return isinstance(value, str) and _JOB_ID.fullmatch(value) is not None
+
+
 def new_job_id() -> str:
     """128 random bits, hex: unguessable."""
     return secrets.token_hex(16)
@@ -36,7 +45,7 @@ def utc_now() -> str:
 
 @dataclass
 class Job:
-    """One job as stored; `public()` is what the API returns."""
+    """One job as stored (what the API shows of it: api.job_view)."""
 
     id: str
     status: JobStatus
@@ -129,26 +138,6 @@ class Job:
     @property
     def finished(self) -> bool:
         return self.status.final
-
-    def public(self) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "id": self.id,
-            "status": self.status,
-            "created_at": self.created_at,
-            "started_at": self.started_at,
-            "finished_at": self.finished_at,
-            "progress": {"sentences_done": self.sentences_done, "sentences_total": self.sentences_total},
-            "cached_sentences": self.cached_sentences,
-            "model": self.model,
-            "format": self.format,
-        }
-        if self.warnings:
-            body["warnings"] = self.warnings
-        if self.status == JobStatus.SUCCEEDED:
-            body["result"] = {"translations": self.result or []}
-        if self.status == JobStatus.FAILED:
-            body["error"] = self.error or {"code": ErrorCode.INTERNAL_ERROR.value, "message": "the job failed"}
-        return body
 
 
 @dataclass(frozen=True)

@@ -19,16 +19,37 @@ def test_spec_is_valid_and_covers_every_route(make_app):
         assert code in spec["paths"]["/v1/jobs"]["post"]["responses"]
 
 
-def test_document_job_bodies_match_the_job_schema(client):
-    from openapi_schema_validator import OAS30Validator
+def conforms(spec, name, body):
+    """Validate `body` against the component schema `name` of the generated document."""
+    from openapi_schema_validator import OAS31Validator
 
+    OAS31Validator({**spec["components"]["schemas"][name], "components": spec["components"]}).validate(body)
+
+
+def test_job_and_error_bodies_match_their_schemas(client):
     from tests.documents import samples
 
     spec = client.get("/openapi.json").get_json()
-    schema = {**spec["components"]["schemas"]["Job"], "components": spec["components"]}
+    assert spec["openapi"].startswith("3.1")
     job = client.post("/v1/jobs", json={"texts": [samples.SRT], "format": "srt"}).get_json()
-    OAS30Validator(schema).validate(job)
+    conforms(spec, "JobView", job)
     assert job["format"] == "srt" and "download" in job["document"]
+    plain = client.post("/v1/jobs", json={"text": "你好。"}).get_json()
+    conforms(spec, "JobView", plain)
+    assert plain["started_at"] is None and "document" not in plain and "result" not in plain
+    cancelled = client.delete(f"/v1/jobs/{plain['id']}").get_json()
+    conforms(spec, "JobView", cancelled)
+    conforms(spec, "ErrorBody", client.post("/v1/jobs", json={"texts": ["好", ""]}).get_json())
+    conforms(spec, "Health", client.get("/healthz").get_json())
+    conforms(spec, "ServedLanguages", client.get("/v1/languages").get_json())
+
+
+def test_the_settings_limits_and_served_pairs_are_in_the_schemas(make_app):
+    spec = make_app(max_texts=7, max_chars=99, wait_timeout=12).test_client().get("/openapi.json").get_json()
+    request = spec["components"]["schemas"]["TranslateRequest"]["properties"]
+    assert request["texts"]["maxItems"] == 7 and request["text"]["maxLength"] == 99
+    assert request["timeout"]["maximum"] == 12
+    assert request["source_lang"]["enum"] == ["zh"] and request["target_lang"]["enum"] == ["en"]
 
 
 def test_docs_page_is_served_locally(client):

@@ -7,7 +7,7 @@ import pytest
 
 from shared.error_codes import ErrorCode
 from shared.job_status import JobStatus
-from shared.jobs import Idempotency, Job, JobStore, new_job_id, utc_now
+from shared.jobs import Idempotency, Job, JobStore, is_job_id, new_job_id, utc_now
 from shared.keys import Keys
 
 ROUTE = "zh-en-0123456789"
@@ -30,9 +30,11 @@ def make_job(store: JobStore) -> Job:
     return job
 
 
-def test_ids_are_128_random_bits():
+def test_ids_are_128_random_bits_and_nothing_else_passes_for_one():
     ids = {new_job_id() for _ in range(1000)}
-    assert len(ids) == 1000 and all(len(i) == 32 for i in ids)
+    assert len(ids) == 1000 and all(len(i) == 32 and is_job_id(i) for i in ids)
+    for other in ("0" * 31, "0" * 33, "A" * 32, "0" * 32 + "\n", "../" + "0" * 29, None, 12345):
+        assert not is_job_id(other), other
 
 
 def test_lifecycle_and_ttls(store, redis_client):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import signal
 import threading
 from pathlib import Path
@@ -18,6 +17,7 @@ from celery.signals import worker_init, worker_process_init, worker_process_shut
 
 from shared.celery_factory import TRANSLATE_TASK, make_celery
 from shared.error_codes import ErrorCode
+from shared.jobs import is_job_id
 from shared.logging_setup import configure_logging, current_job_id
 from shared.memory import probe_memory
 from shared.redis_client import describe_broker, describe_cache
@@ -36,7 +36,6 @@ if settings.redis_sentinels:
     app.conf.broker_transport = "worker.scheduling.broker_transport:SentinelTransport"
 elif settings.redis_url.startswith(("redis://", "rediss://")):
     app.conf.broker_transport = "worker.scheduling.broker_transport:Transport"  # a full broker: reconnect, not exit
-_JOB_ID = re.compile(r"^[0-9a-f]{32}$")
 
 
 def _max_memory_per_child_kib(settings: Settings) -> int:
@@ -109,7 +108,7 @@ def _killed_here(worker_id: str) -> bool:
 @app.task(bind=True, base=TranslateTask, name=TRANSLATE_TASK, max_retries=None)
 def translate_job(self: TranslateTask, job_id: Any) -> None:
     """Translate a job (and any waiting jobs that fit in the same batches)."""
-    if not isinstance(job_id, str) or not _JOB_ID.match(job_id):
+    if not is_job_id(job_id):
         log.error("ignoring a message with a malformed job id: %r", job_id)
         return
     token = current_job_id.set(job_id)

@@ -1,0 +1,55 @@
+"""The public HTTP contract, once: pydantic models of every request and response body.
+
+Requests are validated with them (api.validation), responses built from them (api.job_view, the
+routes), and /openapi.json is generated from them (api.openapi). A new field is one line in its model.
+"""
+
+from api.contract.fields import NOT_BLANK
+from api.contract.refusals import refusal
+from api.contract.requests import (
+    FORM_FIELDS_BYTES,
+    Body,
+    DocumentForm,
+    JobRequest,
+    Languages,
+    LegacyRequest,
+    TranslateRequest,
+)
+from api.contract.views import (
+    DocumentLink,
+    ErrorBody,
+    ErrorDetail,
+    Health,
+    JobResult,
+    JobView,
+    LanguagePair,
+    LegacyTranslation,
+    Progress,
+    Readiness,
+    ServedLanguages,
+    Translations,
+)
+
+__all__ = [
+    "Body",
+    "FORM_FIELDS_BYTES",
+    "NOT_BLANK",
+    "DocumentForm",
+    "DocumentLink",
+    "ErrorBody",
+    "ErrorDetail",
+    "Health",
+    "JobRequest",
+    "JobResult",
+    "JobView",
+    "LanguagePair",
+    "Languages",
+    "LegacyRequest",
+    "LegacyTranslation",
+    "Progress",
+    "Readiness",
+    "ServedLanguages",
+    "TranslateRequest",
+    "Translations",
+    "refusal",
+]

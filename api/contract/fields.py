@@ -1,0 +1,47 @@
+"""The field types the requests are made of, each with its check and its JSON Schema in one place."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, Field, StrictFloat, StrictStr, ValidatorFunctionWrapHandler, WrapValidator
+from pydantic_core import PydanticCustomError
+
+# A text must hold a character outside this class: whitespace by Python's rules and by JSON Schema's
+# (ECMA-262) rules together, spelt the same in both languages, so /openapi.json's `pattern` and this
+# check agree on every string (Python alone also counts \x1c-\x1f and \x85; ECMA alone \ufeff).
+NOT_BLANK = "[^\\t\\n\\v\\f\\r \\x1c-\\x1f\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]"
+_NOT_BLANK = re.compile(NOT_BLANK)
+
+
+def refused(kind: str, message: str, **context: Any) -> PydanticCustomError:
+    """A refusal in the project's words; `{field}` in `message` becomes the field's name (api.contract.refusals)."""
+    return PydanticCustomError(kind, message, context or None)
+
+
+def _a_text(value: str) -> str:
+    if not _NOT_BLANK.search(value):
+        raise refused("blank", "{field} is empty")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise refused("surrogate", "{field} contains a lone surrogate, which is not valid Unicode text") from None
+    return value
+
+
+def _none_passes(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """JSON null is the same as leaving the field out."""
+    return None if value is None else handler(value)
+
+
+def _language(value: str) -> str | None:
+    return value.strip().lower() or None
+
+
+# One text to translate: a string with something besides whitespace, valid Unicode.
+Text = Annotated[StrictStr, AfterValidator(_a_text), Field(json_schema_extra={"minLength": 1, "pattern": NOT_BLANK})]
+# A language code, lower case; null or blank: not given.
+Language = Annotated[StrictStr, AfterValidator(_language), WrapValidator(_none_passes)]
+# A number, or null: not given (its bounds are checked where it is declared).
+Seconds = Annotated[StrictFloat, WrapValidator(_none_passes)]

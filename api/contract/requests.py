@@ -1,0 +1,118 @@
+"""The request bodies: what each call takes, its checks and its schema in one model per body.
+
+Limits that come from the settings (how many texts, the longest wait) are checked with the settings
+passed as the validation context (`Model.model_validate(body, context=settings)`); /openapi.json states
+them from the same settings (api.openapi). A new request field is one line in the model that takes it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+
+from api.contract.fields import Language, Seconds, Text, refused
+from api.documents import FORMATS, TEXT_FORMATS
+
+# What a multipart form's own fields (format, languages, boundaries) may add to TRANSQ_MAX_DOCUMENT_BYTES.
+FORM_FIELDS_BYTES = 65536
+
+_FORMAT_REFUSED = f"{{field}} must be one of {', '.join(TEXT_FORMATS)} (a .docx file goes to /v1/documents)"
+
+
+class Body(BaseModel):
+    """A request body: unknown fields are ignored, as they always were."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class Languages(Body):
+    source_lang: Language = Field(
+        None, description="Optional when one pair fits the other field (GET /v1/languages lists the served pairs)."
+    )
+    target_lang: Language = None
+
+
+class JobRequest(Languages):
+    """POST /v1/jobs: exactly one of `text` and `texts`."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "oneOf": [
+                {"required": ["texts"], "not": {"required": ["text"]}},
+                {"required": ["text"], "not": {"required": ["texts"]}},
+            ]
+        }
+    )
+
+    text: Text = None
+    texts: Annotated[list[Text], Field(min_length=1)] = None
+    format: Literal[TEXT_FORMATS] = Field(  # type: ignore[valid-type]
+        "text",
+        description="What each text is: plain text, or an HTML, Markdown or SubRip document whose markup, code "
+        "and timings come back untouched (only its text is translated). Word files: POST /v1/documents.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_of_text_and_texts(cls, body: Any) -> Any:
+        if isinstance(body, dict) and ("text" in body) == ("texts" in body):
+            raise refused("one_of", "give exactly one of `text` (a string) or `texts` (a list of strings)")
+        return body
+
+    @field_validator("texts", mode="before")
+    @classmethod
+    def _at_most_max_texts(cls, texts: Any, info: ValidationInfo) -> Any:
+        limit = info.context.max_texts
+        if isinstance(texts, list) and len(texts) > limit:
+            raise refused(
+                "too_many", "{field} has {count} items; at most {limit} are allowed", count=len(texts), limit=limit
+            )
+        return texts
+
+    @field_validator("format", mode="wrap")
+    @classmethod
+    def _a_text_format(cls, value: Any, handler: Any) -> Any:
+        try:
+            return handler(value)
+        except ValueError:
+            raise refused("format", _FORMAT_REFUSED) from None
+
+    @property
+    def items(self) -> list[str]:
+        return [self.text] if self.text is not None else self.texts or []
+
+
+class TranslateRequest(JobRequest):
+    """POST /v1/translate: a job, and how long to wait for it."""
+
+    timeout: Seconds = Field(None, ge=0, description="Seconds to wait; TRANSQ_WAIT_TIMEOUT at most.")
+
+    @field_validator("timeout", mode="wrap")
+    @classmethod
+    def _within_the_wait_timeout(cls, value: Any, handler: Any, info: ValidationInfo) -> Any:
+        limit = info.context.wait_timeout
+        try:
+            seconds = handler(value)
+        except ValueError:
+            seconds = -1.0
+        if seconds is not None and not 0 <= seconds <= limit:
+            raise refused("timeout", "{field} must be a number of seconds from 0 to {limit}", limit=f"{limit:g}")
+        return seconds
+
+
+class LegacyRequest(Body):
+    """POST /api/translate, the call of the single-process services transq replaces: one text."""
+
+    text: Text
+
+    @property
+    def items(self) -> list[str]:
+        return [self.text]
+
+
+class DocumentForm(Languages):
+    """POST /v1/documents as a multipart form: the file and what to do with it."""
+
+    file: bytes = Field(description="The document.")
+    format: Literal[FORMATS] = None  # type: ignore[valid-type]

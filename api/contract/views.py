@@ -1,0 +1,128 @@
+"""The response bodies: the job view, errors, the served languages, the waiting calls' answers, health."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from api.documents import FORMATS
+from shared.error_codes import ErrorCode
+from shared.job_status import JobStatus
+from shared.jobs import JOB_ID_PATTERN
+
+
+class View(BaseModel):
+    model_config = ConfigDict(use_enum_values=True)
+
+
+class ErrorDetail(View):
+    code: str = Field(examples=[ErrorCode.VALIDATION_ERROR.value])
+    message: str = Field(examples=["texts[3] is empty"])
+
+
+class ErrorBody(View):
+    """Every error the API answers: {"error": {"code", "message"}}."""
+
+    error: ErrorDetail
+
+
+class Progress(View):
+    sentences_done: int
+    sentences_total: int
+
+
+class JobWarning(View):
+    model_config = ConfigDict(extra="allow")
+
+    code: str
+    message: str
+    sentence: int
+
+
+class DocumentLink(View):
+    """A document job's file name and where its translation is downloaded."""
+
+    filename: str | None
+    download: str
+
+
+class JobResult(View):
+    """One translation per text (for a document job: the translated documents; a Word file's is downloaded
+    from `document_url`)."""
+
+    translations: list[str] = None  # type: ignore[assignment]
+    document_url: str = None  # type: ignore[assignment]
+
+
+class JobView(View):
+    """A job as GET /v1/jobs/{job_id} shows it."""
+
+    id: str = Field(pattern=JOB_ID_PATTERN)
+    status: JobStatus = Field(
+        description="A job goes queued -> running -> succeeded (or failed, cancelled); a document job goes parsing "
+        "(the document stage reads it) -> queued -> running -> rendering (the document stage writes the translated "
+        "document) -> succeeded."
+    )
+    created_at: str
+    started_at: str | None
+    finished_at: str | None
+    progress: Progress
+    cached_sentences: int
+    model: str
+    format: Literal[FORMATS]  # type: ignore[valid-type]
+    document: DocumentLink = None  # type: ignore[assignment]
+    warnings: list[JobWarning] = Field(
+        None,
+        description="Translations that looped or ran far too long: made again with repeats banned and a length cap "
+        "(`degenerate_output`), by sentence index.",
+    )
+    result: JobResult = None  # type: ignore[assignment]
+    error: ErrorDetail = Field(
+        None,
+        description="A failed job's reason: e.g. `invalid_document` (a malformed document), `document_too_complex` "
+        "(its parsing or rendering needed more than TRANSQ_DOCUMENT_TIME_LIMIT or TRANSQ_DOCUMENT_MEMORY_MB), "
+        "`validation_error` (too many characters or sentences), `timeout`, `worker_lost`.",
+    )
+
+
+class Translations(View):
+    """POST /v1/translate done in time."""
+
+    translations: list[str]
+
+
+class LegacyTranslation(View):
+    """POST /api/translate done in time."""
+
+    translation: str
+    timestamp: str
+
+
+class LanguagePair(View):
+    source_lang: str
+    target_lang: str
+    models: list[str]
+    workers: int = Field(ge=0)
+
+
+class ServedLanguages(View):
+    """GET /v1/languages: one entry per served pair."""
+
+    pairs: list[LanguagePair]
+
+
+class Health(View):
+    status: Literal["ok"] = "ok"
+
+
+class Readiness(View):
+    """Redis answers and a worker has its model loaded."""
+
+    status: Literal["ready"] = "ready"
+    workers: int = Field(ge=0)
+    pairs: dict[str, int] = Field(description="Each served pair's live workers.")
+    decoding: dict[str, int] = Field(
+        description="Live workers by decoding loop (`generate`: the model's generation config made the worker fall "
+        "back to transformers' generate(), at a large cost in throughput)."
+    )
