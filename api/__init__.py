@@ -1,26 +1,34 @@
-"""The transq HTTP API: `gunicorn "api:create_app()"`. Never imports torch or transformers."""
+"""The transq HTTP API: `gunicorn "api:create_app()"`. Never imports torch or transformers.
+
+Importing `api` (or one of its modules, such as api.job_view for the callback deliverer) builds nothing and
+loads neither Celery nor the app's services: create_app() does."""
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import redis
-from flask import Flask
-from kombu.exceptions import OperationalError
+if TYPE_CHECKING:
+    from flask import Flask
 
-from api.errors import error_response, register_error_handlers
-from api.services import Services
-from shared.error_codes import ErrorCode
-from shared.logging_setup import configure_logging
-from shared.redis_client import describe_broker
-from shared.settings import Settings
+    from api.app_services import Services
 
 log = logging.getLogger(__name__)
 
 
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     """Build the app; `test_config` may hold a Settings object under "SETTINGS"."""
+    import redis
+    from flask import Flask
+    from kombu.exceptions import OperationalError
+
+    from api.errors import error_response, register_error_handlers
+    from api.app_services import Services
+    from shared.error_codes import ErrorCode
+    from shared.logging_setup import configure_logging
+    from shared.redis_client import describe_broker
+    from shared.settings import Settings
+
     app = Flask(__name__)
     settings: Settings = (test_config or {}).get("SETTINGS") or Settings.from_env()
     configure_logging(settings.log_format, settings.log_level)

@@ -30,6 +30,7 @@ class DocumentUpload:
 
     layout: dict[str, Any]
     packed: bytes
+    characters: int = 0  # what its client's character quota is charged (a .docx: its bytes)
 
     @property
     def digest(self) -> str:
@@ -42,7 +43,7 @@ def document_upload(
     if fmt == "docx" and not all(isinstance(s, bytes) and s.startswith(b"PK") for s in sources):
         raise InvalidDocument(f"{filename or 'the document'}: a .docx file is a zip archive; this is not one")
     layout = {"format": fmt, "filename": filename, "max_sentence_chars": max_sentence_chars, "count": len(sources)}
-    return DocumentUpload(layout, pack_documents(sources))
+    return DocumentUpload(layout, pack_documents(sources), sum(len(source) for source in sources))
 
 
 def documents_of(job: Job) -> list[str | bytes]:
@@ -52,4 +53,3 @@ def documents_of(job: Job) -> list[str | bytes]:
     if packed is None:
         raise NotFound(f"the translated documents of job {job.id} have expired (TRANSQ_DOCUMENT_TTL)")
     return unpack_documents(packed, job.format, services().settings.max_document_bytes * 64)
-

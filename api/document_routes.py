@@ -54,7 +54,7 @@ def upload_document():  # type: ignore[no-untyped-def]
     except DocumentError as exc:
         raise InvalidDocument(f"{filename or 'the document'}: {exc}") from None
     upload = document_upload([source], fmt, settings.max_sentence_chars, filename)  # type: ignore[list-item]
-    translation = document_request(upload, fmt, parse_languages(fields), filename or "")
+    translation = document_request(upload, fmt, parse_languages(fields, services().settings), filename or "")
     job, _ = submit(services(), translation, request.headers.get("Idempotency-Key"), client_id(), owner_id())
     if job.finished:
         return job_view(job), 200

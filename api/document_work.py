@@ -12,7 +12,7 @@ from typing import Any
 
 from api.documents import DocumentError, DocumentLimits, DocumentTooComplex, Prepared, prepare
 from api.errors import ApiError
-from api.services import Services
+from api.app_services import Services
 from api.validation import _split
 from shared.cache import normalise
 from shared.celery_factory import TRANSLATE_TASK

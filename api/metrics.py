@@ -10,7 +10,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 
 from api import services
-from api.services import Services
+from api.app_services import Services
 from shared.stats import HISTOGRAMS
 
 bp = Blueprint("metrics", __name__)

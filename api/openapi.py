@@ -15,6 +15,7 @@ from pydantic.json_schema import GenerateJsonSchema, models_json_schema
 
 from api import services
 from api.contract.operations import REQUESTS, VIEWS, paths
+from api.detected_route import AUTO
 from api.routing import Pair
 from api.security_headers import page_policy
 from shared.settings import Settings
@@ -52,6 +53,8 @@ def with_limits(components: dict[str, Any], settings: Settings, pairs: list[Pair
         for field in ("source_lang", "target_lang"):
             if field in fields:
                 fields[field]["enum"] = sorted({getattr(p, field.split("_")[0]) for p in pairs})
+        if "source_lang" in fields and "texts" in fields:  # detected from the texts (a document's: not yet)
+            fields["source_lang"]["enum"].append(AUTO)
         if "source_lang" in fields:
             fields["source_lang"]["description"] += f" Served now: {served}."
         for text in (fields.get("text"), fields.get("texts", {}).get("items")):

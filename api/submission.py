@@ -9,8 +9,11 @@ import time
 import redis
 from kombu.exceptions import KombuError, OperationalError
 
+from api.detected_route import choose_route
 from api.errors import IdempotencyMismatch, Overloaded, StorageQuotaExceeded, Unavailable
-from api.services import Services
+from api.language_detection import Detection
+from api.app_services import Services
+from api.usage import Charge, charge
 from api.validation import TranslationRequest
 from shared.cache import normalise
 from shared.celery_factory import DOCUMENT_TASK, TRANSLATE_TASK
@@ -35,14 +38,15 @@ def submit(
 
     `client` scopes the Idempotency-Key; `owner` is stored with the job (only it may read the job)."""
     settings = services.settings
-    route = services.routes.choose(request.source_lang, request.target_lang)
+    route, detected = choose_route(services.routes, request.source_lang, request.target_lang, request.texts)
     digest = request.digest(route.pair)
     idempotency = None
     if idempotency_key:
         scoped = hashlib.sha256(f"{client}\0{idempotency_key}".encode()).hexdigest()
         idempotency = Idempotency(services.keys.idempotency(scoped), digest, settings.idempotency_ttl)
     usage = Usage(services.keys.usage(client), settings.client_storage_bytes) if settings.client_storage_bytes else None
-    job, created = _create(services, new_job_id(), request, route, idempotency, owner, usage)
+    job = _job(new_job_id(), request, route, owner, detected)
+    created, charged = _create(services, job, route, request, idempotency, usage, client)
     if created.outcome == Creation.EXISTS:
         if created.request_digest != digest:
             raise IdempotencyMismatch("this Idempotency-Key was already used with a different request body")
@@ -60,37 +64,26 @@ def submit(
             f"({settings.document_ttl}s), finished jobs after TRANSQ_RESULT_TTL ({settings.result_ttl}s)",
             retry_after=min(created.retry_after, 3600),
         )
-    if job.status in (JobStatus.QUEUED, JobStatus.PARSING):
-        _enqueue(services, job, idempotency)
-    _await_replica(services, job, idempotency)
+    try:
+        if job.status in (JobStatus.QUEUED, JobStatus.PARSING):
+            _enqueue(services, job, idempotency)
+        _await_replica(services, job, idempotency)
+    except Unavailable:  # the job was taken back
+        charged.refund()
+        raise
     return job, True
 
 
-def _create(
-    services: Services,
-    job_id: str,
-    request: TranslationRequest,
-    route: Route,
-    idempotency: Idempotency | None,
-    owner: str,
-    usage: Usage | None,
-) -> tuple[Job, Created]:
-    """The job record, finished at once when every sentence is cached, stored in one atomic call. A document
-    job is stored `parsing`, with its source: the document stage parses it and queues it."""
-    settings = services.settings
-    namespace = services.routes.cache_namespace(route) if not request.document else None
-    found = services.cache.get_many(namespace, [normalise(s) for s in request.sentences]) if namespace else []
-    hits = sum(t is not None for t in found)
-    now = utc_now()
-    job = Job(
+def _job(job_id: str, request: TranslationRequest, route: Route, owner: str, detected: Detection | None) -> Job:
+    """The job a request asks for, before the cache has answered any of it. A document job starts `parsing`:
+    the document stage parses it and queues it."""
+    return Job(
         id=job_id,
         status=JobStatus.PARSING if request.document else JobStatus.QUEUED,
         texts=request.texts,
         model=route.model,
-        created_at=now,
+        created_at=utc_now(),
         sentences_total=len(request.sentences),
-        sentences_done=hits,  # cached sentences are done: progress starts there
-        cached_sentences=hits,
         submitted=time.time(),
         owner=owner,
         route=route.key,
@@ -98,26 +91,54 @@ def _create(
         document=request.document,
         filename=request.filename,
         has_document=bool(request.document),
+        callback_url=request.callback_url or "",
+        detected=detected.public() if detected else {},
     )
+
+
+def _create(
+    services: Services,
+    job: Job,
+    route: Route,
+    request: TranslationRequest,
+    idempotency: Idempotency | None,
+    usage: Usage | None,
+    client: str,
+) -> tuple[Created, Charge]:
+    """The job stored in one atomic call, finished at once when every sentence is cached; its characters
+    charged to the client's quota first (shared.quota), and refunded when it is not stored after all."""
+    settings = services.settings
+    namespace = services.routes.cache_namespace(route) if not request.document else None
+    found = services.cache.get_many(namespace, [normalise(s) for s in request.sentences]) if namespace else []
+    hits = sum(t is not None for t in found)
+    job.sentences_done = job.cached_sentences = hits  # cached sentences are done: progress starts there
+    cached_characters = sum(len(s) for s, t in zip(request.sentences, found) if t is not None)
+    charged = charge(services.quota, client, request.characters, cached_characters)
     if hits == len(request.sentences) and not request.document:
-        job.status, job.started_at, job.finished_at = JobStatus.SUCCEEDED, now, now
+        job.status, job.started_at, job.finished_at = JobStatus.SUCCEEDED, job.created_at, job.created_at
         translations = iter(found)
         job.result = [
             join_translations(segs, [next(translations) for s in segs if s.translate])  # type: ignore[misc]
             for segs in request.segments
         ]
         job.texts = []  # a finished job's texts are not kept: its result is what it is read for
-    created = services.store.create(
-        job,
-        idempotency=idempotency,
-        max_queue=settings.max_queue,
-        usage=usage,
-        document_source=request.source,
-        document_ttl=settings.document_ttl,
-    )
-    if created.outcome == Creation.CREATED:
-        services.stats.add(_counters(hits, len(request.sentences) - hits, fast=job.status == JobStatus.SUCCEEDED))
-    return job, created
+    try:
+        created = services.store.create(
+            job,
+            idempotency=idempotency,
+            max_queue=settings.max_queue,
+            usage=usage,
+            document_source=request.source,
+            document_ttl=settings.document_ttl,
+        )
+    except Exception:
+        charged.refund()
+        raise
+    if created.outcome != Creation.CREATED:
+        charged.refund()
+        return created, charged
+    services.stats.add(_counters(hits, len(request.sentences) - hits, fast=job.status == JobStatus.SUCCEEDED))
+    return created, charged
 
 
 def _enqueue(services: Services, job: Job, idempotency: Idempotency | None) -> None:

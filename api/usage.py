@@ -13,11 +13,13 @@ from flask import Blueprint
 
 from api import services
 from api.auth import client_id
+from api.contract import Usage
 from api.errors import ApiError
 from shared.error_codes import ErrorCode
 from shared.quota import CharacterQuota, PeriodUsage
 
 bp = Blueprint("usage", __name__)
+_ADJECTIVE = {"day": "daily", "month": "monthly"}
 
 
 class QuotaExceeded(ApiError):
@@ -45,7 +47,7 @@ def charge(quota: CharacterQuota, client: str, characters: int, cached: int) -> 
     refused = quota.charge(client, characters, cached, at)
     if refused is not None:
         raise QuotaExceeded(
-            f"this request's {characters} characters would take this client over its {refused.period}ly limit "
+            f"this request's {characters} characters would take this client over its {_ADJECTIVE[refused.period]} limit "
             f"of {refused.limit} ({refused.used} used); it resets at {_iso(refused.resets_at)}",
             retry_after=refused.retry_after,
         )
@@ -57,7 +59,7 @@ def usage():  # type: ignore[no-untyped-def]
     """The caller's characters, cached share and jobs, this UTC day and month and the last ones."""
     who = client_id()
     periods = services().quota.usage(who)
-    return {"client": who, **{period: _periods(found) for period, found in periods.items()}}
+    return Usage(client=who, **{period: _periods(found) for period, found in periods.items()}).model_dump()
 
 
 def _periods(found: list[PeriodUsage]) -> dict[str, Any]:

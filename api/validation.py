@@ -30,18 +30,20 @@ class TranslationRequest:
     segments: list[list[Segment]] = field(default_factory=list)
     sentences: list[str] = field(default_factory=list)
     timeout: float | None = None  # POST /v1/translate's wait
-    source_lang: str | None = None  # None: not given (any served pair that fits the other field)
+    source_lang: str | None = None  # None: not given (any served pair that fits the other field); "auto"
     target_lang: str | None = None
+    callback_url: str | None = None  # POSTed the job's view once it is final (worker.callbacks)
     format: str = "text"
     document: str = ""  # a document job's layout (JSON, api.document_jobs); its texts come from the stage
     filename: str = ""  # an uploaded document's file name
     source: bytes = b""  # a document job's sources, compressed
+    characters: int = 0  # what the client's character quota is charged (shared.quota)
 
     def digest(self, pair: str) -> str:
         """What the request asks for, normalised (`text` and a one-item `texts` are the same request, and so
         are a pair named and the same pair left out): an Idempotency-Key reused with a different request
         is refused, not answered with the first job."""
-        canonical = json.dumps([self.texts, pair, self.format, self.document], ensure_ascii=False)
+        canonical = json.dumps([self.texts, pair, self.format, self.document, self.callback_url], ensure_ascii=False)
         return hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -118,7 +120,7 @@ def validated(model: type[Body], body: Any, settings: Settings | None = None) ->
 
 
 def parse_translation_request(
-    body: Any, settings: Settings, model: type[contract.JobRequest | contract.LegacyRequest] = contract.JobRequest
+    body: Any, settings: Settings, model: type[contract.Texts | contract.LegacyRequest] = contract.JobRequest
 ) -> TranslationRequest:
     """A JSON body of `model` validated, its texts split into sentences (a document's are parsed off the
     request path, by the document stage), within TRANSQ_MAX_CHARS and TRANSQ_MAX_SENTENCES."""
@@ -126,7 +128,7 @@ def parse_translation_request(
     texts = checked.items
     fmt = getattr(checked, "format", "text")
     timeout = getattr(checked, "timeout", None)
-    languages = {k: getattr(checked, k, None) for k in ("source_lang", "target_lang")}
+    languages = {k: getattr(checked, k, None) for k in ("source_lang", "target_lang", "callback_url")}
     if fmt != "text":
         upload = document_upload(texts, fmt, settings.max_sentence_chars)
         return dataclasses.replace(document_request(upload, fmt, languages), timeout=timeout)
@@ -134,12 +136,14 @@ def parse_translation_request(
     if total > settings.max_chars:
         raise ValidationError(f"the texts have {total} characters; at most {settings.max_chars} are allowed")
     segments, flat = split_texts(texts, settings, "the texts have")
-    return TranslationRequest(texts=texts, segments=segments, sentences=flat, timeout=timeout, **languages)
+    return TranslationRequest(
+        texts=texts, segments=segments, sentences=flat, timeout=timeout, characters=total, **languages
+    )
 
 
-def parse_languages(fields: Any) -> dict[str, str | None]:
-    """`source_lang` and `target_lang` (a document upload's), lower case; None where not given."""
-    return validated(contract.Languages, fields).model_dump()
+def parse_languages(fields: Any, settings: Settings) -> dict[str, str | None]:
+    """`source_lang`, `target_lang` (lower case) and `callback_url` of a document upload; None where not given."""
+    return validated(contract.Languages, fields, settings).model_dump()
 
 
 def document_request(
@@ -153,8 +157,8 @@ def document_request(
         document=layout,
         filename=filename,
         source=upload.packed,
-        source_lang=languages["source_lang"],
-        target_lang=languages["target_lang"],
+        characters=upload.characters,
+        **languages,
     )
 
 

@@ -21,7 +21,7 @@ from shared.keys import Keys
 # What a job record is read with: every field Job.from_hash reads except the document (possibly megabytes).
 _RECORD_FIELDS = (
     "id status texts model created_at sentences_total sentences_done cached_sentences started_at finished_at "
-    "result error attempts submitted owner route format filename warnings callback_url"
+    "result error attempts submitted owner route format filename warnings callback_url detected"
 ).split() + list(CALLBACK_FIELDS)
 
 
@@ -72,6 +72,7 @@ class Job:
     warnings: list[dict[str, Any]] = field(default_factory=list)  # translations retried or left suspect
     callback_url: str = ""  # POSTed the job's view once it is final (worker.callbacks)
     callback: dict[str, Any] = field(default_factory=dict)  # that delivery's state (shared.callback_state)
+    detected: dict[str, Any] = field(default_factory=dict)  # source_lang "auto": {"language", "confidence"}
 
     @classmethod
     def from_hash(cls, data: dict[str, str]) -> Job:
@@ -99,6 +100,7 @@ class Job:
             warnings=json.loads(data["warnings"]) if data.get("warnings") else [],
             callback_url=data.get("callback_url", ""),
             callback=delivery_state(data),
+            detected=json.loads(data["detected"]) if data.get("detected") else {},
         )
 
     def to_hash(self) -> dict[str, str]:
@@ -123,6 +125,8 @@ class Job:
             fields["filename"] = self.filename
         if self.callback_url:
             fields["callback_url"] = self.callback_url
+        if self.detected:
+            fields["detected"] = json.dumps(self.detected)
         if self.warnings:
             fields["warnings"] = json.dumps(self.warnings, ensure_ascii=False)
         if self.started_at:

@@ -9,13 +9,18 @@ from api.contract.refusals import refusal
 from api.contract.requests import (
     FORM_FIELDS_BYTES,
     Body,
+    DetectRequest,
     DocumentForm,
     JobRequest,
     Languages,
     LegacyRequest,
+    Texts,
     TranslateRequest,
 )
 from api.contract.views import (
+    CallbackDelivery,
+    Detection,
+    Detections,
     DocumentLink,
     ErrorBody,
     ErrorDetail,
@@ -28,10 +33,15 @@ from api.contract.views import (
     Readiness,
     ServedLanguages,
     Translations,
+    Usage,
 )
 
 __all__ = [
     "Body",
+    "CallbackDelivery",
+    "DetectRequest",
+    "Detection",
+    "Detections",
     "FORM_FIELDS_BYTES",
     "NOT_BLANK",
     "DocumentForm",
@@ -49,7 +59,9 @@ __all__ = [
     "Progress",
     "Readiness",
     "ServedLanguages",
+    "Texts",
     "TranslateRequest",
     "Translations",
+    "Usage",
     "refusal",
 ]

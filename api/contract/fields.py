@@ -5,8 +5,18 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, Field, StrictFloat, StrictStr, ValidatorFunctionWrapHandler, WrapValidator
+from pydantic import (
+    AfterValidator,
+    Field,
+    StrictFloat,
+    StrictStr,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+)
 from pydantic_core import PydanticCustomError
+
+from shared.callback_policy import MAX_URL_CHARS, CallbackRefused, check_callback_url
 
 # A text must hold a character outside this class: whitespace by Python's rules and by JSON Schema's
 # (ECMA-262) rules together, spelt the same in both languages, so /openapi.json's `pattern` and this
@@ -35,6 +45,18 @@ def _none_passes(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
     return None if value is None else handler(value)
 
 
+def _a_callback_url(value: str, info: ValidationInfo) -> str:
+    """A URL the SSRF policy lets transq call (shared.callback_policy), checked with the settings given as
+    the validation context; no settings, no callback."""
+    try:
+        if info.context is None:
+            raise CallbackRefused("callback_url is not taken here")
+        check_callback_url(value, info.context)
+    except CallbackRefused as exc:
+        raise refused("callback", str(exc).replace("callback_url", "{field}", 1)) from None
+    return value
+
+
 def _language(value: str) -> str | None:
     return value.strip().lower() or None
 
@@ -45,3 +67,10 @@ Text = Annotated[StrictStr, AfterValidator(_a_text), Field(json_schema_extra={"m
 Language = Annotated[StrictStr, AfterValidator(_language), WrapValidator(_none_passes)]
 # A number, or null: not given (its bounds are checked where it is declared).
 Seconds = Annotated[StrictFloat, WrapValidator(_none_passes)]
+# Where to POST the job's view once it is final: an https URL the callback policy allows; null: none.
+CallbackUrl = Annotated[
+    StrictStr,
+    AfterValidator(_a_callback_url),
+    WrapValidator(_none_passes),
+    Field(json_schema_extra={"format": "uri", "maxLength": MAX_URL_CHARS}),
+]

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from api.contract.fields import Language, Seconds, Text, refused
+from api.contract.fields import CallbackUrl, Language, Seconds, Text, refused
 from api.documents import FORMATS, TEXT_FORMATS
 
 # What a multipart form's own fields (format, languages, boundaries) may add to TRANSQ_MAX_DOCUMENT_BYTES.
@@ -28,13 +28,19 @@ class Body(BaseModel):
 
 class Languages(Body):
     source_lang: Language = Field(
-        None, description="Optional when one pair fits the other field (GET /v1/languages lists the served pairs)."
+        None,
+        description="Optional when one pair fits the other field (GET /v1/languages lists the served pairs); "
+        '"auto": detected from the texts (POST /v1/detect says what it would detect).',
     )
     target_lang: Language = None
+    callback_url: CallbackUrl = Field(
+        None,
+        description="POSTed the job's view, signed, once it is final (https; README, Completion callbacks).",
+    )
 
 
-class JobRequest(Languages):
-    """POST /v1/jobs: exactly one of `text` and `texts`."""
+class Texts(Body):
+    """Exactly one of `text` and `texts`."""
 
     model_config = ConfigDict(
         json_schema_extra={
@@ -47,11 +53,6 @@ class JobRequest(Languages):
 
     text: Text = None
     texts: Annotated[list[Text], Field(min_length=1)] = None
-    format: Literal[TEXT_FORMATS] = Field(  # type: ignore[valid-type]
-        "text",
-        description="What each text is: plain text, or an HTML, Markdown or SubRip document whose markup, code "
-        "and timings come back untouched (only its text is translated). Word files: POST /v1/documents.",
-    )
 
     @model_validator(mode="before")
     @classmethod
@@ -70,6 +71,24 @@ class JobRequest(Languages):
             )
         return texts
 
+    @property
+    def items(self) -> list[str]:
+        return [self.text] if self.text is not None else self.texts or []
+
+
+class DetectRequest(Texts):
+    """POST /v1/detect: the texts whose language to detect."""
+
+
+class JobRequest(Texts, Languages):
+    """POST /v1/jobs: exactly one of `text` and `texts`."""
+
+    format: Literal[TEXT_FORMATS] = Field(  # type: ignore[valid-type]
+        "text",
+        description="What each text is: plain text, or an HTML, Markdown or SubRip document whose markup, code "
+        "and timings come back untouched (only its text is translated). Word files: POST /v1/documents.",
+    )
+
     @field_validator("format", mode="wrap")
     @classmethod
     def _a_text_format(cls, value: Any, handler: Any) -> Any:
@@ -77,10 +96,6 @@ class JobRequest(Languages):
             return handler(value)
         except ValueError:
             raise refused("format", _FORMAT_REFUSED) from None
-
-    @property
-    def items(self) -> list[str]:
-        return [self.text] if self.text is not None else self.texts or []
 
 
 class TranslateRequest(JobRequest):

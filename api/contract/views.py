@@ -55,6 +55,27 @@ class JobResult(View):
     document_url: str = None  # type: ignore[assignment]
 
 
+class Detection(View):
+    language: str | None = Field(description="ISO 639-1 (zh, en, ja, fr, ...); null when the text has no letters.")
+    confidence: float = Field(ge=0, le=1)
+
+
+class Detections(View):
+    """POST /v1/detect: one detection per text, in order."""
+
+    detections: list[Detection]
+
+
+class CallbackDelivery(View):
+    """A job's completion callback: where it goes and how its delivery stands."""
+
+    url: str
+    state: Literal["pending", "delivered", "failed"]
+    attempts: int = Field(ge=0)
+    last_status: int | None = Field(description="The receiver's last HTTP status.")
+    last_error: str | None
+
+
 class JobView(View):
     """A job as GET /v1/jobs/{job_id} shows it."""
 
@@ -78,6 +99,12 @@ class JobView(View):
         "(`degenerate_output`), by sentence index.",
     )
     result: JobResult = None  # type: ignore[assignment]
+    detected: Detection = Field(
+        None,
+        description='With source_lang "auto": the language the texts were detected in (the one of most of their '
+        "characters) and the share of characters detected as it, weighted by each text's confidence.",
+    )
+    callback: CallbackDelivery = None  # type: ignore[assignment]
     error: ErrorDetail = Field(
         None,
         description="A failed job's reason: e.g. `invalid_document` (a malformed document), `document_too_complex` "
@@ -126,3 +153,27 @@ class Readiness(View):
         description="Live workers by decoding loop (`generate`: the model's generation config made the worker fall "
         "back to transformers' generate(), at a large cost in throughput)."
     )
+
+
+class PeriodUsage(View):
+    start: str
+    resets_at: str
+    characters: int = Field(description="Characters submitted, cached or not: every one counts against the limit.")
+    cached_characters: int = Field(description="Of those, the ones the sentence cache answered at submission.")
+    cached_share: float = Field(ge=0, le=1)
+    jobs: int
+    limit: int | None = Field(description="TRANSQ_QUOTA_CHARS_PER_DAY or _MONTH, or the key's override; null: none.")
+    remaining: int | None
+
+
+class Periods(View):
+    current: PeriodUsage
+    last: PeriodUsage
+
+
+class Usage(View):
+    """GET /v1/usage: the caller's own characters (its API key's digest, else its address), by UTC period."""
+
+    client: str
+    day: Periods
+    month: Periods

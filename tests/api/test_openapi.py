@@ -49,7 +49,9 @@ def test_the_settings_limits_and_served_pairs_are_in_the_schemas(make_app):
     request = spec["components"]["schemas"]["TranslateRequest"]["properties"]
     assert request["texts"]["maxItems"] == 7 and request["text"]["maxLength"] == 99
     assert request["timeout"]["maximum"] == 12
-    assert request["source_lang"]["enum"] == ["zh"] and request["target_lang"]["enum"] == ["en"]
+    assert request["source_lang"]["enum"] == ["zh", "auto"] and request["target_lang"]["enum"] == ["en"]
+    form = spec["components"]["schemas"]["DocumentForm"]["properties"]
+    assert form["source_lang"]["enum"] == ["zh"]  # a document's language is not detected (yet)
 
 
 def test_docs_page_is_served_locally(client):

@@ -6,7 +6,7 @@ import dataclasses
 import pytest
 
 from api.errors import IdempotencyMismatch, Overloaded, StorageQuotaExceeded, Unavailable
-from api.services import Services
+from api.app_services import Services
 from api.submission import submit
 from api.validation import parse_translation_request
 from shared.cache import normalise

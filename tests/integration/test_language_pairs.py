@@ -57,6 +57,16 @@ def test_two_pairs_route_to_their_own_workers(make_stack, en_zh_model):
     assert french.status_code == 422 and "en-zh, zh-en" in french.json()["error"]["message"]
     assert post(s, {"text": "Only the target.", "target_lang": "zh"}).status_code == 202  # one pair fits
 
+    # source_lang "auto": the texts' language chooses the pair, and the job shows what was detected.
+    for text, source, pair in (("天气预报说明天下雨。", "zh", "zh-en"), ("The forecast says rain.", "en", "en-zh")):
+        detected = post(s, {"text": text, "source_lang": "auto"})
+        assert detected.status_code == 202, detected.text
+        assert detected.json()["detected"]["language"] == source and detected.json()["detected"]["confidence"] > 0.5
+        assert s.client.wait(detected.json()["id"], timeout=60)["status"] == "succeeded"
+        assert served_by(s, detected.json()["id"]).startswith(pair + "-")
+    unserved = post(s, {"text": "Il fait très beau aujourd'hui.", "source_lang": "auto"})
+    assert unserved.status_code == 422 and "'fr'" in unserved.json()["error"]["message"]
+
     # One pair's worker stops: the other pair still finishes; the stopped pair's jobs wait for theirs.
     en_zh.stop()
     waiting = post(s, {"text": "Waiting for a worker.", "source_lang": "en", "target_lang": "zh"}).json()

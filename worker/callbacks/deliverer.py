@@ -9,11 +9,12 @@ import random
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
 import redis
 
+from api.job_view import DocumentReader, job_view
 from shared.callback_policy import CallbackRefused, check_callback_url
+from shared.document_store import DocumentStore, unpack_documents
 from shared.jobs import Job, JobStore
 from shared.keys import Keys
 from shared.redis_client import broker_redis
@@ -42,10 +43,14 @@ def retry_delay(settings: Settings, attempt: int) -> float:
     return delay * random.uniform(0.9, 1.1)
 
 
-def job_view(job: Job) -> dict[str, Any]:
-    """The body of a job's callback: the job's view as GET /v1/jobs/<id> gives it.
-    TODO(lead): switch to api.job_view's function once the contract lands."""
-    return job.public()
+def translated_documents(documents: DocumentStore, settings: Settings) -> DocumentReader:
+    """What a document job's view shows of its translated documents, read from the broker."""
+
+    def read(job: Job) -> list[str | bytes] | None:
+        packed = documents.output(job.id)
+        return None if packed is None else unpack_documents(packed, job.format, settings.max_document_bytes * 64)
+
+    return read
 
 
 class Deliverer:
@@ -55,6 +60,7 @@ class Deliverer:
         client = client or broker_redis(settings)
         self.outbox = Outbox(client, keys)
         self.store = JobStore(client, keys, settings.job_ttl, settings.result_ttl)
+        self.read_documents = translated_documents(DocumentStore(settings, keys), settings)
         self.stopping = threading.Event()
 
     def run(self) -> None:
@@ -103,7 +109,9 @@ class Deliverer:
             else:
                 self._retry(attempt, str(refused), None)
             return
-        body = json.dumps(job_view(job), ensure_ascii=False, separators=(",", ":")).encode()
+        view = job_view(job, self.read_documents)
+        view.pop("callback", None)  # the delivery's own state is not news to its receiver
+        body = json.dumps(view, ensure_ascii=False, separators=(",", ":")).encode()
         headers = signed_headers(self.settings.callback_secret, body)
         headers["X-Transq-Job"] = job.id
         headers["X-Transq-Attempt"] = str(attempt.number)
