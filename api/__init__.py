@@ -22,8 +22,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from flask import Flask
     from kombu.exceptions import OperationalError
 
-    from api.errors import error_response, register_error_handlers
     from api.app_services import Services
+    from api.errors import error_response, register_error_handlers
     from shared.error_codes import ErrorCode
     from shared.logging_setup import configure_logging
     from shared.redis_client import describe_broker

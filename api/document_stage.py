@@ -22,8 +22,8 @@ from celery import Task
 from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
 from celery.signals import task_failure, worker_process_init
 
-from api.document_work import StageFailure, run_document_job
 from api.app_services import Services
+from api.document_work import StageFailure, run_document_job
 from shared.celery_factory import DOCUMENT_TASK, make_celery
 from shared.error_codes import ErrorCode
 from shared.job_status import Move

@@ -10,9 +10,9 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from api.app_services import Services
 from api.documents import DocumentError, DocumentLimits, DocumentTooComplex, Prepared, prepare
 from api.errors import ApiError
-from api.app_services import Services
 from api.validation import _split
 from shared.cache import normalise
 from shared.celery_factory import TRANSLATE_TASK

@@ -9,10 +9,10 @@ import time
 import redis
 from kombu.exceptions import KombuError, OperationalError
 
+from api.app_services import Services
 from api.detected_route import choose_route
 from api.errors import IdempotencyMismatch, Overloaded, StorageQuotaExceeded, Unavailable
 from api.language_detection import Detection
-from api.app_services import Services
 from api.usage import Charge, charge
 from api.validation import TranslationRequest
 from shared.cache import normalise

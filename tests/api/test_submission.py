@@ -5,8 +5,8 @@ import dataclasses
 
 import pytest
 
-from api.errors import IdempotencyMismatch, Overloaded, StorageQuotaExceeded, Unavailable
 from api.app_services import Services
+from api.errors import IdempotencyMismatch, Overloaded, StorageQuotaExceeded, Unavailable
 from api.submission import submit
 from api.validation import parse_translation_request
 from shared.cache import normalise
