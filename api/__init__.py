@@ -40,12 +40,14 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         log.warning("broker Redis unavailable: %s", exc)
         return error_response(ErrorCode.UNAVAILABLE, "the job store is unavailable; try again later", 5)
 
+    from api import glossaries  # noqa: I001 - its own line: other branches edit the next one
     from api import auth, document_routes, health, jobs, metrics, openapi, security_headers, translate, usage, web
 
     auth.init_app(app, settings)
     security_headers.init_app(app)
     for blueprint in (jobs.bp, document_routes.bp, translate.bp, usage.bp, health.bp, metrics.bp, openapi.bp, web.bp):
         app.register_blueprint(blueprint)
+    app.register_blueprint(glossaries.bp)
     log.info("transq API ready: broker %s, model %s", describe_broker(settings), settings.model)
     return app
 
