@@ -38,17 +38,23 @@ class Slot:
 
 def protect(glossary: Glossary, sentence: str) -> tuple[str, list[Slot]]:
     """The sentence with each matched term replaced by its placeholder, and the slots; (sentence, []) when
-    no term matches."""
-    found = glossary.matches(sentence)
-    if not found:
+    no term matches. Terms next to each other (nothing or spaces between) share one placeholder: the copy
+    model mangles `__1____2__` in long sentences."""
+    runs: list[tuple[int, int, list[str]]] = []  # start, end, targets
+    for match in glossary.matches(sentence):
+        if runs and not sentence[runs[-1][1] : match.start].strip():
+            runs[-1] = (runs[-1][0], match.end, [*runs[-1][2], match.target])
+        else:
+            runs.append((match.start, match.end, [match.target]))
+    if not runs:
         return sentence, []
     first = 1 + max((int(n) for n in _PLACEHOLDER.findall(sentence)), default=0)
     parts, slots, at = [], [], 0
-    for number, match in enumerate(found, start=first):
-        slot = Slot(number, sentence[match.start : match.end], match.target)
-        parts += [sentence[at : match.start], slot.placeholder]
+    for number, (start, end, targets) in enumerate(runs, start=first):
+        slot = Slot(number, sentence[start:end], join_parts(targets))
+        parts += [sentence[at:start], slot.placeholder]
         slots.append(slot)
-        at = match.end
+        at = end
     parts.append(sentence[at:])
     return "".join(parts), slots
 

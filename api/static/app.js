@@ -73,7 +73,9 @@
     const text = $("source").value;
     if (!text.trim()) { resetProgress(); show("Type some text to translate first.", true); return; }
     const [source_lang, target_lang] = $("pair").value.split("-");
-    run(() => call("POST", "/v1/jobs", { text, source_lang, target_lang }));
+    let glossary;
+    try { glossary = window.transqGlossary.fields(); } catch (error) { show(error.message, true); return; }
+    run(() => call("POST", "/v1/jobs", { text, source_lang, target_lang, ...glossary }));
   }
 
   // A document: its text (when it is text) on the left, its translation on the right, and a download

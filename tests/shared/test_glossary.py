@@ -94,6 +94,8 @@ def test_protect_and_restore():
     assert text == "从__1__到__2__。" and [s.target for s in slots] == ["Beijing", "Shanghai"]
     assert restore("From __2__ to __ 1 __.", slots) == "From Shanghai to Beijing."
     assert protect(glossary, "你好。") == ("你好。", [])
+    text, slots = protect(Glossary.of({"内存": "memory", "模型": "model", "大": "big"}), "大 模型内存很大")
+    assert text == "__1__很__2__" and [s.target for s in slots] == ["big model memory", "big"]  # neighbours: one slot
 
 
 @pytest.mark.parametrize("translation", ["From __1__ to.", "From __1__ __1__ to __2__.", "From __l__ to __2__."])
