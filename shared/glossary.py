@@ -5,8 +5,8 @@ A glossary maps source terms to target terms, `{"北京": "Beijing", "GitHub": "
 itself is kept as written (do not translate). Matching, on a sentence as the worker translates it (normalised:
 shared.cache.normalise):
 
-- the longest term first, then the next longest in what is left, so matches never overlap (ties: the term
-  that sorts first);
+- the longest term first, then the next longest in what is left, so matches never overlap (of two of one
+  length, the first in the sentence);
 - a term that begins or ends with a letter or digit of a script written with spaces (Latin, Greek, Cyrillic, …)
   matches there only at a word boundary: `API` is found in `the API.` and in `调用API接口`, not in `APIs`;
   CJK characters (Han, kana, full-width forms) need no boundary, so Chinese terms match anywhere;
@@ -55,7 +55,10 @@ class Glossary:
     """Source term -> target term, normalised, sorted (so equal glossaries compare and digest equal)."""
 
     terms: tuple[tuple[str, str], ...]
-    _index: dict[str, list[tuple[str, str]]] = field(default_factory=dict, compare=False, repr=False)
+    # term length -> (first characters, last characters, variant -> target), longest first (see matches())
+    _by_length: list[tuple[int, set[str], set[str], dict[str, str]]] = field(
+        default_factory=list, compare=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         variants: dict[str, str] = {}
@@ -63,8 +66,12 @@ class Glossary:
             if source.islower():  # `cloud` also as `Cloud`, unless the glossary has `Cloud` itself
                 variants.setdefault(source[0].upper() + source[1:], target)
         variants.update(self.terms)
-        for variant, target in sorted(variants.items(), key=lambda item: (-len(item[0]), item[0])):
-            self._index.setdefault(variant[0], []).append((variant, target))
+        lengths: dict[int, dict[str, str]] = {}
+        for variant, target in variants.items():
+            lengths.setdefault(len(variant), {})[variant] = target
+        for length in sorted(lengths, reverse=True):
+            found = lengths[length]
+            self._by_length.append((length, {v[0] for v in found}, {v[-1] for v in found}, found))
 
     @classmethod
     def of(cls, terms: dict[str, str]) -> Glossary:
@@ -115,19 +122,28 @@ class Glossary:
         return self if not other else Glossary.of({**self.as_dict(), **other.as_dict()})
 
     def matches(self, sentence: str) -> list[Match]:
-        """Every term found in the sentence (see the module's docstring), in the order they appear."""
-        if not self._index:
-            return []
-        found: list[tuple[int, int, str]] = []
-        for start, char in enumerate(sentence):
-            for variant, target in self._index.get(char, ()):
-                end = start + len(variant)
-                if sentence.startswith(variant, start) and _bounded(sentence, start, end):
-                    found.append((start, end, target))
+        """Every term found in the sentence (see the module's docstring), in the order they appear.
+
+        One pass per term length, longest first, left to right, each position looked up in a dict: the cost is
+        the glossary's distinct lengths (at most TRANSQ_GLOSSARY_MAX_TERM_CHARS) times the sentence's length,
+        whatever the terms hold (RELIABILITY 98)."""
         taken: list[Match] = []
-        for start, end, target in sorted(found, key=lambda m: (m[0] - m[1], m[0])):
-            if all(end <= other.start or start >= other.end for other in taken):
-                taken.append(Match(start, end, target))
+        size = len(sentence)
+        free, blocked = size, [size] * (size + 1)  # the longest uncovered run; the next covered position
+        for length, firsts, lasts, targets in self._by_length:
+            if length > free:
+                continue
+            last_end, before = 0, len(taken)
+            for start in [i for i in range(size - length + 1) if sentence[i] in firsts]:
+                end = start + length
+                if start < last_end or blocked[start] < end or sentence[end - 1] not in lasts:
+                    continue
+                target = targets.get(sentence[start:end])
+                if target is not None and _bounded(sentence, start, end):
+                    taken.append(Match(start, end, target))
+                    last_end = end
+            if len(taken) > before:
+                free, blocked = _longest_free(size, taken), _blocked(size, taken)
         return sorted(taken, key=lambda m: m.start)
 
     def cache_namespaces(self, namespace: str, sentences: Sequence[str]) -> list[str]:
@@ -140,6 +156,25 @@ class Glossary:
 def cache_namespaces(namespace: str, sentences: Sequence[str], glossary: Glossary | None) -> list[str]:
     """The cache namespace of each sentence of a request with `glossary` (None: none)."""
     return glossary.cache_namespaces(namespace, sentences) if glossary else [namespace] * len(sentences)
+
+
+def _blocked(size: int, taken: list[Match]) -> list[int]:
+    """For each position, the first position at or after it that a match already covers (size: none)."""
+    covered = [False] * (size + 1)
+    for match in taken:
+        covered[match.start : match.end] = [True] * (match.end - match.start)
+    blocked, following = [size] * (size + 1), size
+    for position in range(size, -1, -1):
+        following = position if covered[position] and position < size else following
+        blocked[position] = following
+    return blocked
+
+
+def _longest_free(size: int, taken: list[Match]) -> int:
+    longest, at = 0, 0
+    for match in sorted(taken, key=lambda m: m.start):
+        longest, at = max(longest, match.start - at), match.end
+    return max(longest, size - at)
 
 
 def _bounded(sentence: str, start: int, end: int) -> bool:

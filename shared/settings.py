@@ -170,7 +170,11 @@ class Settings:
     glossary_max_terms: int = setting(
         1000, "Most terms in one glossary: a request's `glossary`, a stored one, or both together (README: Glossaries)."
     )
-    glossary_max_term_chars: int = setting(200, "Longest source or target term of a glossary, in characters.")
+    glossary_max_term_chars: int = setting(
+        100,
+        "Longest source or target term of a glossary, in characters (matching costs up to this many passes over a "
+        "sentence: RELIABILITY 98).",
+    )
     glossary_max_stored: int = setting(
         100, "Most glossaries one API key (or, keys off, the whole service) may store with POST /v1/glossaries."
     )
