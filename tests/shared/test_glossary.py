@@ -71,6 +71,11 @@ def test_latin_terms_match_only_at_word_boundaries_and_cjk_terms_anywhere():
     assert found(Glossary.of({"café": "Café"}), "un café, des cafés") == ["café"]
 
 
+def test_terms_are_literal_text():
+    glossary = Glossary.of({".*": "ANY", "(a+)+$": "RE", "a": "b"})
+    assert found(glossary, "x .* y (a+)+$ aaaa") == [".*", "(a+)+$"]
+
+
 def test_case_counts_except_a_lower_case_term_at_the_start_of_a_sentence():
     glossary = Glossary.of({"cloud": "nube", "GitHub": "GitHub"})
     assert found(glossary, "Cloud first, the cloud later, no CLOUD.") == ["Cloud", "cloud"]
