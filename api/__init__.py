@@ -52,6 +52,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         auth,
         detect,
         document_routes,
+        glossaries,
         health,
         jobs,
         metrics,
@@ -77,6 +78,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     )
     for blueprint in blueprints:
         app.register_blueprint(blueprint)
+    app.register_blueprint(glossaries.bp)
     log.info("transq API ready: broker %s, model %s", describe_broker(settings), settings.model)
     return app
 

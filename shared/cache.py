@@ -33,6 +33,13 @@ def namespace_for(identity: dict[str, Any]) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()[:24]
 
 
+def glossary_namespace(namespace: str, glossary_digest: str) -> str:
+    """The namespace of translations made with a glossary (shared.glossary), derived from the plain one a
+    route's workers publish, so the API and the worker name it alike: apart from the plain translations and
+    from every other glossary's."""
+    return hashlib.sha256(f"{namespace}:glossary:{glossary_digest}".encode()).hexdigest()[:24]
+
+
 def sentence_digest(sentence: str) -> str:
     return hashlib.sha256(normalise(sentence).encode("utf-8")).hexdigest()
 
@@ -50,10 +57,14 @@ class SentenceCache:
 
     def get_many(self, namespace: str, sentences: Sequence[str]) -> list[str | None]:
         """Cached translations in order (None for a miss), with one MGET."""
+        return self.get_each([namespace] * len(sentences), sentences)
+
+    def get_each(self, namespaces: Sequence[str], sentences: Sequence[str]) -> list[str | None]:
+        """As get_many, each sentence in its own namespace (a glossary's, or the plain one)."""
         if not sentences:
             return []
         try:
-            return self.client.mget([self._key(namespace, s) for s in sentences])
+            return self.client.mget([self._key(ns, s) for ns, s in zip(namespaces, sentences, strict=True)])
         except redis.RedisError as exc:
             log.warning("sentence cache unavailable, treating %d sentences as misses: %s", len(sentences), exc)
             return [None] * len(sentences)

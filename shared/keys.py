@@ -78,6 +78,15 @@ class Keys:
         """Hash of every client's characters (`<client>:chars`) and cached characters, all time (/metrics)."""
         return f"{self.prefix}quota:totals"
 
+    def glossary(self, owner: str, glossary_id: str) -> str:
+        """A stored glossary (JSON), under its owner: another key's lookup of the id finds nothing."""
+        return f"{self.prefix}glossary:{hashlib.sha256(owner.encode()).hexdigest()[:32]}:{glossary_id}"
+
+    def glossaries(self, owner: str) -> str:
+        """Sorted set of an owner's stored glossary ids by creation time (their count is capped:
+        TRANSQ_GLOSSARY_MAX_STORED)."""
+        return f"{self.prefix}glossaries:{hashlib.sha256(owner.encode()).hexdigest()[:32]}"
+
     def idempotency(self, digest: str) -> str:
         return f"{self.prefix}idem:{digest}"
 

@@ -169,6 +169,17 @@ class Settings:
     max_sentence_chars: int = setting(
         300, "Sentences longer than this are split at commas or spaces (or hard) before translation."
     )
+    glossary_max_terms: int = setting(
+        1000, "Most terms in one glossary: a request's `glossary`, a stored one, or both together (README: Glossaries)."
+    )
+    glossary_max_term_chars: int = setting(
+        100,
+        "Longest source or target term of a glossary, in characters (matching costs up to this many passes over a "
+        "sentence: RELIABILITY 98).",
+    )
+    glossary_max_stored: int = setting(
+        100, "Most glossaries one API key (or, keys off, the whole service) may store with POST /v1/glossaries."
+    )
 
     # Time limits and TTLs
     task_soft_time_limit: int = setting(
@@ -276,6 +287,8 @@ class Settings:
             "max_chars",
             "max_sentences",
             "max_sentence_chars",
+            "glossary_max_terms",
+            "glossary_max_term_chars",
             "max_deliveries",
             "lease_seconds",
             "heartbeat_seconds",

@@ -95,7 +95,9 @@
   function translate() {
     const text = $("source").value;
     if (!text.trim()) { resetProgress(); show("Type some text to translate first.", true); return; }
-    run(async () => call("POST", "/v1/jobs", { text, ...(await chosenPair(text)) }));
+    let glossary;
+    try { glossary = window.transqGlossary.fields(); } catch (error) { show(error.message, true); return; }
+    run(async () => call("POST", "/v1/jobs", { text, ...(await chosenPair(text)), ...glossary }));
   }
 
   // A document: its text (when it is text) on the left, its translation on the right, and a download
