@@ -7,6 +7,7 @@ from flask import Blueprint, request
 from api import services
 from api.auth import client_id, owner_id
 from api.errors import Conflict, NotFound
+from api.glossaries import with_glossary
 from api.job_view import job_view
 from api.submission import submit
 from api.validation import parse_translation_request, read_json_object
@@ -35,7 +36,7 @@ def load_job(job_id: str) -> Job:
 def create_job():  # type: ignore[no-untyped-def]
     """Validate, then answer from the cache (200) or queue the job (202)."""
     body = read_json_object(request, services().settings)
-    translation = parse_translation_request(body, services().settings)
+    translation = with_glossary(parse_translation_request(body, services().settings), owner_id())
     job, _ = submit(services(), translation, request.headers.get("Idempotency-Key"), client_id(), owner_id())
     return job_response(job)
 

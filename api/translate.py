@@ -12,6 +12,7 @@ from api.auth import client_id, owner_id
 from api.contract import ErrorBody, ErrorDetail, LegacyRequest, LegacyTranslation, TranslateRequest, Translations
 from api.document_jobs import documents_of
 from api.errors import error_response
+from api.glossaries import with_glossary
 from api.job_view import job_error
 from api.jobs import job_response
 from api.submission import submit
@@ -51,7 +52,7 @@ def _cancelled(job: Job):  # type: ignore[no-untyped-def]
 def translate():  # type: ignore[no-untyped-def]
     """Submit and wait up to `timeout` seconds: 200 with translations, else 202 with the job."""
     body = read_json_object(request, services().settings)
-    req = parse_translation_request(body, services().settings, TranslateRequest)
+    req = with_glossary(parse_translation_request(body, services().settings, TranslateRequest), owner_id())
     job, _ = submit(services(), req, request.headers.get("Idempotency-Key"), client_id(), owner_id())
     timeout = req.timeout if req.timeout is not None else min(DEFAULT_WAIT, services().settings.wait_timeout)
     job = wait_for(job, timeout)

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 from pydantic import (
     AfterValidator,
+    BeforeValidator,
     Field,
     StrictFloat,
     StrictStr,
@@ -17,6 +18,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from shared.callback_policy import MAX_URL_CHARS, CallbackRefused, check_callback_url
+from shared.glossary import Glossary, GlossaryError
 
 # A text must hold a character outside this class: whitespace by Python's rules and by JSON Schema's
 # (ECMA-262) rules together, spelt the same in both languages, so /openapi.json's `pattern` and this
@@ -57,6 +59,17 @@ def _a_callback_url(value: str, info: ValidationInfo) -> str:
     return value
 
 
+def _glossary_terms(value: Any, info: ValidationInfo) -> Any:
+    """Source term -> target term within TRANSQ_GLOSSARY_MAX_TERMS and _MAX_TERM_CHARS (shared.glossary)."""
+    if value is None:
+        return None
+    name = str(info.field_name)
+    try:
+        return Glossary.parse(value, info.context, name).as_dict()
+    except GlossaryError as exc:
+        raise refused("glossary", str(exc).replace(name, "{field}", 1)) from None
+
+
 def _language(value: str) -> str | None:
     return value.strip().lower() or None
 
@@ -74,3 +87,15 @@ CallbackUrl = Annotated[
     WrapValidator(_none_passes),
     Field(json_schema_extra={"format": "uri", "maxLength": MAX_URL_CHARS}),
 ]
+# A glossary: source term -> target term (the source itself: keep it as written).
+GlossaryTerms = Annotated[
+    dict[str, str],
+    BeforeValidator(_glossary_terms),
+    Field(
+        description="Source term -> target term; a term that maps to itself is kept as written (do not translate). "
+        "Latin-script terms match at word boundaries, case counts (a lower-case term also matches with a capital "
+        "first letter), the longest term first; the target appears verbatim in the translation.",
+        examples=[{"北京": "Beijing", "GitHub": "GitHub"}],
+    ),
+]
+GLOSSARY_ID_PATTERN = "^[0-9a-f]{32}$"

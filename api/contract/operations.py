@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from api.contract.glossary_paths import glossary_paths
 from api.contract.requests import (
     FORM_FIELDS_BYTES,
     DetectRequest,
     DocumentForm,
+    GlossaryBody,
     JobRequest,
     LegacyRequest,
     TranslateRequest,
@@ -30,6 +32,8 @@ from api.contract.service_paths import service_paths
 from api.contract.views import (
     Detections,
     ErrorBody,
+    Glossaries,
+    Glossary,
     Health,
     JobView,
     LegacyTranslation,
@@ -41,8 +45,27 @@ from api.contract.views import (
 from api.documents import FORMATS, MEDIA_TYPES
 from shared.settings import Settings
 
-REQUESTS = (JobRequest, TranslateRequest, LegacyRequest, DocumentForm, DetectRequest)  # schemas of what is validated
-VIEWS = (JobView, ErrorBody, Translations, LegacyTranslation, ServedLanguages, Health, Readiness, Detections, Usage)
+REQUESTS = (
+    JobRequest,
+    TranslateRequest,
+    LegacyRequest,
+    DocumentForm,
+    DetectRequest,
+    GlossaryBody,
+)  # schemas of what is validated
+VIEWS = (
+    JobView,
+    ErrorBody,
+    Translations,
+    LegacyTranslation,
+    ServedLanguages,
+    Health,
+    Readiness,
+    Detections,
+    Usage,
+    Glossary,
+    Glossaries,
+)
 
 
 def paths(settings: Settings) -> dict[str, Any]:
@@ -161,4 +184,5 @@ def paths(settings: Settings) -> dict[str, Any]:
             }
         },
         **service_paths(),
+        **glossary_paths(),
     }

@@ -13,6 +13,8 @@ _WORDS = {
     "too_short": "{field} must not be empty",
     "model_type": "the body must be a JSON object",
     "model_attributes_type": "the body must be a JSON object",
+    "extra_forbidden": "unknown field `{field}`",
+    "string_too_long": "{field} is too long",
 }
 
 

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from api.contract.fields import CallbackUrl, Language, Seconds, Text, refused
+from api.contract.fields import GLOSSARY_ID_PATTERN, CallbackUrl, GlossaryTerms, Language, Seconds, Text, refused
 from api.documents import FORMATS, TEXT_FORMATS
 
 # What a multipart form's own fields (format, languages, boundaries) may add to TRANSQ_MAX_DOCUMENT_BYTES.
@@ -83,6 +83,22 @@ class DetectRequest(Texts):
 class JobRequest(Texts, Languages):
     """POST /v1/jobs: exactly one of `text` and `texts`."""
 
+    glossary: GlossaryTerms = None  # type: ignore[assignment]
+    glossary_id: str = Field(
+        None,
+        pattern=GLOSSARY_ID_PATTERN,
+        description="A stored glossary of this API key (POST /v1/glossaries); `glossary` terms are added to it and "
+        "win where both have a term.",
+    )
+
+    @field_validator("glossary_id", mode="wrap")
+    @classmethod
+    def _a_glossary_id(cls, value: Any, handler: Any) -> Any:
+        try:
+            return handler(value)
+        except ValueError:
+            raise refused("glossary_id", "{field} must be the id of a stored glossary (32 hex digits)") from None
+
     format: Literal[TEXT_FORMATS] = Field(  # type: ignore[valid-type]
         "text",
         description="What each text is: plain text, or an HTML, Markdown or SubRip document whose markup, code "
@@ -131,3 +147,19 @@ class DocumentForm(Languages):
 
     file: bytes = Field(description="The document.")
     format: Literal[FORMATS] = None  # type: ignore[valid-type]
+
+
+class GlossaryBody(Body):
+    """POST /v1/glossaries: a glossary to store."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field("", max_length=100)
+    terms: GlossaryTerms
+
+    @field_validator("terms")
+    @classmethod
+    def _not_empty(cls, terms: dict[str, str]) -> dict[str, str]:
+        if not terms:
+            raise refused("empty", "{field} must not be empty")
+        return terms

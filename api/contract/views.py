@@ -177,3 +177,25 @@ class Usage(View):
     client: str
     day: Periods
     month: Periods
+
+
+class GlossarySummary(View):
+    """A stored glossary as a listing shows it: everything but its terms."""
+
+    id: str = Field(pattern="^[0-9a-f]{32}$")
+    name: str
+    term_count: int = Field(ge=0)
+    digest: str = Field(description="Stable digest of the terms, whatever their order.")
+    created_at: str
+
+
+class Glossary(GlossarySummary):
+    """A stored glossary, with its terms."""
+
+    terms: dict[str, str]
+
+
+class Glossaries(View):
+    """GET /v1/glossaries: the caller's glossaries, oldest first."""
+
+    glossaries: list[GlossarySummary]

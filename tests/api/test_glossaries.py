@@ -123,46 +123,53 @@ def test_the_count_per_key_holds_under_concurrent_creations(api, clean):
     assert requests.post(api + "/v1/glossaries", json={"terms": {"a": "b"}}, headers=BOB, timeout=5).status_code == 201
 
 
-# The glossary of a translation request (api.glossaries.request_glossary), on the app and a real Redis --------
+# The glossary of a translation request (api.glossaries.with_glossary), on the app and a real Redis ----------
 
 
 def test_a_request_glossary_adds_its_terms_to_the_stored_one_of_its_key(make_app):
     from api.auth import key_digest
+    from api.contract import JobRequest
     from api.errors import ValidationError
-    from api.glossaries import request_glossary
+    from api.glossaries import with_glossary
+    from api.validation import parse_translation_request
 
     app = make_app(api_keys="alice-key,bob-key", glossary_max_terms=3)
+    settings = app.extensions["transq"].settings
     stored = app.test_client().post(
         "/v1/glossaries", json={"terms": {"北京": "Peking", "上海": "Shanghai"}}, headers=ALICE
     )
     gid = stored.get_json()["id"]
+
+    def glossary_of(fields: dict, key: str) -> dict | None:
+        return with_glossary(parse_translation_request({"texts": ["x"], **fields}, settings), key).glossary
+
     with app.test_request_context():
         key = key_digest("alice-key")
-        assert request_glossary({"texts": ["x"]}, key) is None
-        assert request_glossary({"glossary": {"北京": "Beijing"}}, key).as_dict() == {"北京": "Beijing"}
-        merged = request_glossary({"glossary_id": gid, "glossary": {"北京": "Beijing"}}, key)
-        assert merged.as_dict() == {"上海": "Shanghai", "北京": "Beijing"}
-        for body, fragment in [
+        assert glossary_of({}, key) is None
+        assert glossary_of({"glossary": {"北京": "Beijing"}}, key) == {"北京": "Beijing"}
+        assert glossary_of({"glossary_id": gid, "glossary": {"北京": "Beijing"}}, key) == {
+            "上海": "Shanghai",
+            "北京": "Beijing",
+        }
+        for fields, fragment in [
             ({"glossary_id": gid, "glossary": {"a": "1", "b": "2"}}, "4 terms together; at most 3"),
             ({"glossary_id": "../x"}, "glossary_id must be the id"),
             ({"glossary": {"北京": ""}}, 'glossary["北京"] is empty'),
+            ({"glossary": ["北京"]}, "glossary must be an object"),
         ]:
-            with pytest.raises(ValidationError, match=None) as caught:
-                request_glossary(body, key)
+            with pytest.raises(ValidationError) as caught:
+                glossary_of(fields, key)
             assert fragment in caught.value.message
         with pytest.raises(ValidationError, match="names no glossary of this API key"):
-            request_glossary({"glossary_id": gid}, "key:" + "0" * 32)  # another key's id
+            glossary_of({"glossary_id": gid}, "key:" + "0" * 32)  # another key's id
+    assert JobRequest.model_json_schema()["properties"]["glossary"]["type"] == "object"
 
 
-def test_the_openapi_description_merges_into_a_valid_document(client):
+def test_the_glossary_operations_are_in_the_generated_document(client):
     from openapi_spec_validator import validate
 
-    from api.glossary_openapi import paths, request_fields, schemas
-    from shared.settings import Settings
-
     spec = client.get("/openapi.json").get_json()
-    settings = Settings()
-    spec["paths"].update(paths(settings))
-    spec["components"]["schemas"].update(schemas(settings))
     validate(spec)
-    assert set(request_fields(settings)) == {"glossary", "glossary_id"}
+    assert {"post", "get"} <= set(spec["paths"]["/v1/glossaries"])
+    assert {"get", "delete"} <= set(spec["paths"]["/v1/glossaries/{glossary_id}"])
+    assert {"glossary", "glossary_id"} <= set(spec["components"]["schemas"]["JobRequest"]["properties"])

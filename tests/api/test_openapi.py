@@ -10,7 +10,7 @@ def test_spec_is_valid_and_covers_every_route(make_app):
     validate(spec)
     documented = set(spec["paths"])
     for rule in app.url_map.iter_rules():
-        path = rule.rule.replace("<job_id>", "{job_id}")
+        path = rule.rule.replace("<job_id>", "{job_id}").replace("<glossary_id>", "{glossary_id}")
         if path.startswith(("/static", "/docs")) or path == "/":
             continue
         assert "<" not in path, path
