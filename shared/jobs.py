@@ -322,7 +322,13 @@ class JobStore:
             }
         )
         outcome, attempts, *fence = self._claim(
-            keys=[self.keys.job(job_id), self.keys.pending(route), self.keys.lease(job_id), self.keys.running(route)],
+            keys=[
+                self.keys.job(job_id),
+                self.keys.pending(route),
+                self.keys.lease(job_id),
+                self.keys.running(route),
+                self.keys.stats,
+            ],
             args=[
                 job_id,
                 worker,
@@ -437,7 +443,8 @@ class JobStore:
 
     def fail(self, job_id: str, code: ErrorCode, message: str, fence: int | None = None) -> Move:
         """Fail a job, with the fence of the claim that fails it (None: unfenced, as the API and the document
-        stage do)."""
+        stage do). Every failure counts in the `jobs_failed` statistic, in the same atomic call (so does a
+        claim that fails a job as lost)."""
         return self._move(
             job_id, JobStatus.FAILED, {"error": json.dumps({"code": code.value, "message": message})}, fence
         )
@@ -459,6 +466,7 @@ class JobStore:
             self.keys.lease(job_id),
             self.keys.partial(job_id),
             self.keys.document_source(job_id),
+            self.keys.stats,
         ]
         outcome, _ = self._transition(keys=keys, args=args)
         return Move(outcome)
