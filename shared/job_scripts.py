@@ -144,9 +144,10 @@ return {'ok', ARGV[2]}
 )
 
 # KEYS: job, the claimant's route's pending set, lease, the route's running set (job ids by lease deadline in
-# Redis time, ms: see LAPSED), statistics (a job failed as lost counts in `jobs_failed`). ARGV: id, worker, lease ms, now, max lost deliveries,
-# fresh only (1: claim queued or parked jobs only), result ttl, worker_lost error JSON, lapse is loss (0: a
-# running job without a lease is left to its holder, who may be alive: the claimant saw a broker outage).
+# Redis time, ms: see LAPSED), statistics (a job failed as lost counts in `jobs_failed`). ARGV: id, worker,
+# lease ms, now, max lost deliveries, fresh only (1: claim queued or parked jobs only), result ttl,
+# worker_lost error JSON, lapse is loss (0: a running job without a lease is left to its holder, who may be
+# alive: the claimant saw a broker outage).
 # A parked job (given back by a round, see _PARK) is taken without counting a delivery. A claim returns the
 # job's new fence (see _FENCE).
 CLAIM = """

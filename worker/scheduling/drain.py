@@ -37,12 +37,16 @@ def install_in_pool_process() -> None:
     signal.signal(DRAIN_SIGNAL, _on_drain_signal)
 
 
-@worker_init.connect
+def connect() -> None:
+    """Connect the main process's handlers to Celery's signals (worker.scheduling.celery_app.create_app)."""
+    worker_init.connect(_ignore_in_main_process, dispatch_uid="transq-drain-ignore")
+    worker_shutting_down.connect(_tell_pool_processes, dispatch_uid="transq-drain-tell")
+
+
 def _ignore_in_main_process(**_: Any) -> None:
     signal.signal(DRAIN_SIGNAL, signal.SIG_IGN)
 
 
-@worker_shutting_down.connect
 def _tell_pool_processes(**_: Any) -> None:
     """In the main process, from Celery's SIGTERM/SIGINT/SIGQUIT handler: every pool process drains."""
     try:

@@ -38,7 +38,7 @@ def _submit(ctx, text: str, sentences: int = 1) -> str:
 
 
 def _claim(ctx, job_id: str) -> None:
-    assert ctx.claim(job_id).outcome == "claimed"
+    assert ctx.claims.claim(job_id).outcome == "claimed"
 
 
 def test_small_batch_stops_for_arrivals_and_the_round_takes_them_in(context, caplog):
@@ -49,13 +49,13 @@ def test_small_batch_stops_for_arrivals_and_the_round_takes_them_in(context, cap
     _claim(ctx, first)  # its message came first, and found nobody else waiting
     arrivals = [_submit(ctx, s) for s in SENTENCES[1:]]  # then a burst, while its batch starts
     with caplog.at_level("INFO", logger="worker"), LeaseKeeper(ctx, [first]) as keeper:
-        rounds._translate_jobs(ctx, [first], own_job_id=first, keeper=keeper)
+        rounds.translate_jobs(ctx, [first], own_job_id=first, keeper=keeper)
     assert keeper.job_ids == [first, *arrivals]  # their leases were renewed with the round's
     assert "batch of 1 stopped" in caplog.text and "took 4 arriving job(s)" in caplog.text
     # Everyone finished, in one shared batch, with what the engine gives for them.
     jobs = [Job.from_hash(ctx.redis.hgetall(ctx.keys.job(j))) for j in [first, *arrivals]]
     assert [j.status for j in jobs] == ["succeeded"] * 5
-    assert ctx.waiting() == 0
+    assert ctx.claims.waiting() == 0
     assert [j.result[0] for j in jobs] == ctx.engine.translate_ids(ctx.engine.token_ids(SENTENCES))
     histogram = ctx.redis.hgetall(ctx.keys.histograms)
     assert histogram["batch_size:+Inf"] == "1" and histogram["batch_size:sum"] == "5"
@@ -69,13 +69,13 @@ def test_a_round_without_a_keeper_never_stops_for_arrivals(context):
     first = _submit(ctx, SENTENCES[0])
     _claim(ctx, first)
     arrivals = [_submit(ctx, s) for s in SENTENCES[1:]]
-    rounds._translate_jobs(ctx, [first], own_job_id=first, keeper=None)
+    rounds.translate_jobs(ctx, [first], own_job_id=first, keeper=None)
     assert ctx.redis.hget(ctx.keys.job(first), "status") == "succeeded"
     assert [ctx.redis.hget(ctx.keys.job(j), "status") for j in arrivals] == ["queued"] * 4
 
 
 def test_arrival_watch_asks_only_during_the_first_steps_and_wants_the_batch_doubled(context):
-    from worker.scheduling.batch_runner import REGROUP_STEPS, ArrivalWatch
+    from worker.scheduling.arrival_watch import REGROUP_STEPS, ArrivalWatch
 
     ctx = context
     for text in SENTENCES[:2]:
@@ -104,7 +104,7 @@ def test_the_stopped_batchs_jobs_run_first_in_the_new_plan(model_dir, redis_serv
     _claim(ctx, first)
     arrivals = [_submit(ctx, s) for s in SENTENCES[:3]]  # three short one-sentence jobs: a batch of their own
     with caplog.at_level("INFO", logger="worker"), LeaseKeeper(ctx, [first]) as keeper:
-        rounds._translate_jobs(ctx, [first], own_job_id=first, keeper=keeper)
+        rounds.translate_jobs(ctx, [first], own_job_id=first, keeper=keeper)
     assert keeper.job_ids == [first, *arrivals]
     assert [ctx.redis.hget(ctx.keys.job(j), "status") for j in (first, *arrivals)] == ["succeeded"] * 4
     # By length, and shortest job first, the arrivals' batch would run first; the stopped batch's job goes first.
@@ -125,7 +125,7 @@ def test_batches_run_shortest_job_first(model_dir, redis_server, caplog):
     for job_id in (big, small):
         _claim(ctx, job_id)
     with caplog.at_level("INFO", logger="worker"):
-        rounds._translate_jobs(ctx, [big, small], own_job_id=big)
+        rounds.translate_jobs(ctx, [big, small], own_job_id=big)
     finished = [r.getMessage() for r in caplog.records if "succeeded" in r.getMessage()]
     assert finished[0].startswith(f"job {small} succeeded"), finished
     assert ctx.redis.hget(ctx.keys.job(big), "status") == "succeeded"
