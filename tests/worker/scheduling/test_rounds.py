@@ -2,43 +2,12 @@
 
 from __future__ import annotations
 
-import time
-
-import pytest
-
-from shared.job_status import JobStatus
-from shared.jobs import Job, new_job_id, utc_now
+from shared.jobs import Job
 from shared.settings import Settings
+from tests.worker.scheduling.worker_jobs import SENTENCES
+from tests.worker.scheduling.worker_jobs import claim as _claim
+from tests.worker.scheduling.worker_jobs import submit as _submit
 from worker.scheduling.leases import LeaseKeeper
-
-SENTENCES = ["今天天气很好。", "谢谢你的帮助！", "明天可能会下雨。", "我们去公园散步吧。", "请把门关上。"]
-
-
-@pytest.fixture
-def context(model_dir, redis_server):
-    from worker.scheduling.context import WorkerContext
-
-    settings = Settings(redis_url=redis_server.url, model=str(model_dir), max_new_tokens=6, max_input_tokens=16)
-    return WorkerContext(settings)
-
-
-def _submit(ctx, text: str, sentences: int = 1) -> str:
-    job = Job(
-        id=new_job_id(),
-        status=JobStatus.QUEUED,
-        texts=[text],
-        model=ctx.settings.model,
-        created_at=utc_now(),
-        sentences_total=sentences,
-        submitted=time.time(),
-        route=ctx.route.key,
-    )
-    ctx.store.create(job)
-    return job.id
-
-
-def _claim(ctx, job_id: str) -> None:
-    assert ctx.claims.claim(job_id).outcome == "claimed"
 
 
 def test_small_batch_stops_for_arrivals_and_the_round_takes_them_in(context, caplog):
