@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from shared.error_codes import ErrorCode
 from shared.job_status import Move
 from worker.scheduling.job_work import JobWork
+from worker.scheduling.wakeups import wake_key_seconds
 
 if TYPE_CHECKING:
     from worker.scheduling.context import WorkerContext
@@ -63,7 +64,7 @@ def park(ctx: WorkerContext, active: dict[str, JobWork]) -> None:
     wake-up unless one is already on its way (a job parked again and again must not pile wake-ups in front
     of the jobs waiting behind it). If one cannot be sent, an idle worker re-sends it later
     (worker.scheduling.sweeps.wake_forgotten_jobs)."""
-    ttl = max(1, int(2 * ctx.settings.lease_seconds))
+    ttl = wake_key_seconds(ctx.settings)
     for work in active.values():
         if not save_progress(ctx, work):
             continue  # taken over by another worker: not ours to give back

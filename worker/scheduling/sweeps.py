@@ -9,10 +9,16 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
+from worker.scheduling.wakeups import wake_key_seconds, wake_period
+
 if TYPE_CHECKING:
     from worker.scheduling.context import WorkerContext
 
 log = logging.getLogger(__name__)
+
+# The most jobs one sweep wakes (the next heartbeat takes the rest).
+LAPSED_PER_SWEEP = 16
+FORGOTTEN_PER_SWEEP = 8
 
 
 def wake_lapsed_jobs(ctx: WorkerContext) -> int:
@@ -26,8 +32,8 @@ def wake_lapsed_jobs(ctx: WorkerContext) -> int:
         return 0
     sent = 0
     store = ctx.store.once
-    for job_id in store.lapsed(ctx.route.key, limit=16):
-        if store.mark_woken(job_id, max(1, int(2 * ctx.settings.lease_seconds))):
+    for job_id in store.lapsed(ctx.route.key, limit=LAPSED_PER_SWEEP):
+        if store.mark_woken(job_id, wake_key_seconds(ctx.settings)):
             log.warning("job %s: its worker's lease lapsed, waking it for another worker", job_id)
             ctx.stats.incr("leases_lapsed")
             ctx.wakeups.wake(job_id)
@@ -40,13 +46,13 @@ def wake_forgotten_jobs(ctx: WorkerContext) -> int:
     job's message can be lost: a consumer took it while the broker was full (kombu could not record it as
     unacknowledged), or the API died between storing the job and sending it. The job would then wait for
     another job's round forever."""
-    stale = 2 * ctx.settings.lease_seconds
+    stale = wake_period(ctx.settings)
     if ctx.activity.busy or ctx.activity.idle_for() < stale:
         return 0
     sent = 0
     store = ctx.store.once
-    for job_id in store.waiting_since(ctx.route.key, time.time() - stale, limit=8):
-        if store.mark_woken(job_id, max(1, int(stale))):
+    for job_id in store.waiting_since(ctx.route.key, time.time() - stale, limit=FORGOTTEN_PER_SWEEP):
+        if store.mark_woken(job_id, wake_key_seconds(ctx.settings)):
             log.warning("job %s waited %.0fs with this worker idle: sending its wake-up again", job_id, stale)
             ctx.wakeups.wake(job_id)
             sent += 1

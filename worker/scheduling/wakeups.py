@@ -15,6 +15,16 @@ from shared.settings import Settings
 _SEND_RETRY = {"max_retries": 5, "interval_start": 0.2, "interval_step": 0.5, "interval_max": 2}
 
 
+def wake_period(settings: Settings) -> float:
+    """Two leases: how long a waiting job goes unwoken before a sweep wakes it again, and how long one
+    sender holds a job's wake key (JobStore.mark_woken) so that no other sends it a wake-up meanwhile."""
+    return 2 * settings.lease_seconds
+
+
+def wake_key_seconds(settings: Settings) -> int:
+    return max(1, int(wake_period(settings)))
+
+
 class Wakeups:
     def __init__(self, settings: Settings, keys: Keys, route: Route):
         self.settings, self.keys, self.route = settings, keys, route
