@@ -56,6 +56,4 @@ def test_an_outage_longer_than_the_grace_period_raises_its_error():
 
     with pytest.raises(redis.ConnectionError):
         broker.retry(down, grace_seconds=0.5)
-    assert len(calls) >= 2 and broker.troubled_within(5)
-    pauses = [b - a for a, b in zip(calls, calls[1:])]
-    assert pauses == sorted(pauses)  # growing pauses
+    assert len(calls) >= 2 and calls[-1] - calls[0] >= 0.5 and broker.troubled_within(5)
