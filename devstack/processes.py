@@ -43,7 +43,7 @@ def _env(settings: Settings) -> dict[str, str]:
 
 
 class WorkerProcess:
-    """`celery -A worker.scheduling.celery_app worker --concurrency 1`, as production runs it."""
+    """`celery -A worker.scheduling.celery_main worker --concurrency 1`, as production runs it."""
 
     def __init__(
         self,
@@ -86,7 +86,7 @@ class WorkerProcess:
             sys.executable,
             *launcher,
             "-A",
-            "worker.scheduling.celery_app",
+            "worker.scheduling.celery_main",
             *(["--quiet"] if self.quiet else []),
             "worker",
             "--concurrency",

@@ -127,11 +127,11 @@ return {'created', ''}
 """
 )
 
-# KEYS: job, lease, partial translations, document source. ARGV: id, new status, now, ttl, pending-set key
-# prefix (the job's route completes it), fence ('' for none), then field/value pairs. A job whose
-# translation is done (rendering or final) lets its lease, partial translations and texts go; a final one
-# its document source too.
-# KEYS[5]: the callback due set (_OUTBOX).
+# KEYS: job, lease, partial translations, document source, the callback due set (_OUTBOX), statistics.
+# ARGV: id, new status, now, ttl, pending-set key prefix (the job's route completes it), fence ('' for
+# none), then field/value pairs. A job whose translation is done (rendering or final) lets its lease,
+# partial translations and texts go; a final one its document source too. A job failed here counts in
+# `jobs_failed`, as one CLAIM fails does.
 TRANSITION = (
     _RANKS
     + _FENCE
@@ -158,17 +158,20 @@ if rank[ARGV[2]] == 4 then
 end
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
 usage_record(KEYS[1], ARGV[1], now_seconds() + tonumber(ARGV[4]))
+if ARGV[2] == 'failed' then redis.call('HINCRBY', KEYS[6], 'jobs_failed', 1) end
 return {'ok', ARGV[2]}
 """
 )
 
 # KEYS: job, the claimant's route's pending set, lease, the route's running set (job ids by lease deadline in
-# Redis time, ms: see LAPSED). ARGV: id, worker, lease ms, now, max lost deliveries,
-# fresh only (1: claim queued or parked jobs only), result ttl, worker_lost error JSON, lapse is loss (0: a
-# running job without a lease is left to its holder, who may be alive: the claimant saw a broker outage).
+# Redis time, ms: see LAPSED), the callback due set, statistics (a job failed as lost counts in
+# `jobs_failed`). ARGV: id, worker,
+# lease ms, now, max lost deliveries, fresh only (1: claim queued or parked jobs only), result ttl,
+# worker_lost error JSON, lapse is loss (0: a running job without a lease is left to its holder, who may be
+# alive: the claimant saw a broker outage).
 # A parked job (given back by a round, see _PARK) is taken without counting a delivery. A claim returns the
 # job's new fence (see _FENCE).
-# KEYS[5]: the callback due set (_OUTBOX).
+# KEYS[5]: the callback due set (_OUTBOX); KEYS[6]: statistics.
 CLAIM = (
     _OUTBOX
     + """
@@ -199,6 +202,7 @@ if attempts - 1 >= tonumber(ARGV[5]) then
   redis.call('EXPIRE', KEYS[1], tonumber(ARGV[7]))
   redis.call('DEL', KEYS[3])
   callback_due(KEYS[1], ARGV[1], KEYS[5])
+  redis.call('HINCRBY', KEYS[6], 'jobs_failed', 1)
   return {'lost', attempts}
 end
 if status == 'queued' then redis.call('HSET', KEYS[1], 'status', 'running', 'started_at', ARGV[4]) end

@@ -334,6 +334,7 @@ class JobStore:
                 self.keys.lease(job_id),
                 self.keys.running(route),
                 self.keys.callbacks_due,
+                self.keys.stats,
             ],
             args=[
                 job_id,
@@ -449,7 +450,8 @@ class JobStore:
 
     def fail(self, job_id: str, code: ErrorCode, message: str, fence: int | None = None) -> Move:
         """Fail a job, with the fence of the claim that fails it (None: unfenced, as the API and the document
-        stage do)."""
+        stage do). Every failure counts in the `jobs_failed` statistic, in the same atomic call (so does a
+        claim that fails a job as lost)."""
         return self._move(
             job_id, JobStatus.FAILED, {"error": json.dumps({"code": code.value, "message": message})}, fence
         )
@@ -472,6 +474,7 @@ class JobStore:
             self.keys.partial(job_id),
             self.keys.document_source(job_id),
             self.keys.callbacks_due,
+            self.keys.stats,
         ]
         outcome, _ = self._transition(keys=keys, args=args)
         return Move(outcome)

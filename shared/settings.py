@@ -199,6 +199,10 @@ class Settings:
         15.0, "A running job's lease; a job whose worker stops renewing it is taken over by another."
     )
     heartbeat_seconds: float = setting(5.0, "How often a worker renews its heartbeat and its jobs' leases.")
+    worker_id_file: str = setting(
+        "/tmp/transq-worker-id",
+        "File where a worker process writes its id once its model is loaded; the container health check reads it.",
+    )
     max_deliveries: int = setting(
         3, "Lost deliveries (worker killed mid-job) after which a job fails with `worker_lost`."
     )

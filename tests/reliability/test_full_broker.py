@@ -1,6 +1,7 @@
 """Hardening 6: the broker Redis at maxmemory while a worker runs or starts. The worker backs off and
 keeps running; the outage never counts as a lost delivery; every accepted job finishes once it clears."""
 
+import dataclasses
 import os
 import signal
 import subprocess
@@ -96,8 +97,10 @@ def healthcheck(s, worker_id: str, tmp_path) -> int:
     """The image's health check (`python -m worker.scheduling.healthcheck`) for this worker."""
     id_file = tmp_path / f"id-{worker_id.rsplit(':', 1)[-1]}"
     id_file.write_text(worker_id)
-    env = {**os.environ, **s.settings.as_env(), "TRANSQ_WORKER_ID_FILE": str(id_file)}
-    return subprocess.run([sys.executable, "-m", "worker.scheduling.healthcheck"], env=env, capture_output=True).returncode
+    env = {**os.environ, **dataclasses.replace(s.settings, worker_id_file=str(id_file)).as_env()}
+    return subprocess.run(
+        [sys.executable, "-m", "worker.scheduling.healthcheck"], env=env, capture_output=True
+    ).returncode
 
 
 def test_a_worker_whose_consumer_no_longer_consumes_fails_its_healthcheck_and_exits(make_stack, tmp_path):

@@ -13,9 +13,12 @@ import time
 from typing import Callable, TypeVar
 
 import redis
+from redis.backoff import ExponentialBackoff
+from redis.retry import Retry
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+GRACE_SECONDS = 120.0  # how long a broker call waits out an outage before its error stands
 
 _TRANSIENT_ERRORS = (
     redis.ConnectionError,
@@ -32,7 +35,7 @@ def is_transient(exc: BaseException) -> bool:
 
 
 class BrokerHealth:
-    """When this process last saw the broker fail."""
+    """When this process last saw the broker fail, and the one way its broker calls wait out an outage."""
 
     def __init__(self) -> None:
         self._trouble_at = float("-inf")
@@ -43,17 +46,17 @@ class BrokerHealth:
     def troubled_within(self, seconds: float) -> bool:
         return time.monotonic() - self._trouble_at < seconds
 
-    def retry(self, call: Callable[[], T], grace_seconds: float = 120.0) -> T:
-        """Run a broker call, waiting out an outage for up to `grace_seconds` with growing pauses."""
+    def retry(self, call: Callable[[], T], grace_seconds: float = GRACE_SECONDS) -> T:
+        """Run a broker call, waiting out a transient failure (see is_transient) for up to `grace_seconds`
+        with doubling pauses (redis-py's Retry and ExponentialBackoff: 0.2 s, 0.4 s, ... 5 s); every failure
+        is recorded (saw_trouble), so a lapsed lease is not taken as lost meanwhile."""
         deadline = time.monotonic() + grace_seconds
-        delay = 0.2
-        while True:
-            try:
-                return call()
-            except redis.RedisError as exc:
-                if not is_transient(exc) or time.monotonic() > deadline:
-                    raise
-                self.saw_trouble()
-                log.warning("broker Redis unavailable or full (%s); retrying in %.1fs", exc, delay)
-                time.sleep(delay)
-                delay = min(delay * 2, 5.0)
+
+        def failed(exc: Exception) -> None:
+            if time.monotonic() > deadline:
+                raise exc
+            self.saw_trouble()
+            log.warning("broker Redis unavailable or full (%s); retrying", exc)
+
+        retry = Retry(ExponentialBackoff(cap=5.0, base=0.1), retries=-1, supported_errors=(redis.RedisError,))
+        return retry.call_with_retry(call, failed, is_retryable=is_transient)

@@ -6,7 +6,7 @@ resumes the jobs without counting a lost delivery.
 Celery's warm shutdown (SIGTERM to the main process) stops consuming and waits for the running task, but
 the pool process running it is not told. So the main process, when it starts shutting down, sends
 DRAIN_SIGNAL to its pool processes, and each pool process's handler sets its draining flag, which the
-round reads between batches (worker.scheduling.batch_runner). The main process ignores DRAIN_SIGNAL from its start:
+round reads between batches (worker.scheduling.pass_slicing). The main process ignores DRAIN_SIGNAL from its start:
 a pool process inherits that, so one forked during the shutdown cannot be killed by the signal before it
 has installed its handler.
 """
@@ -37,12 +37,16 @@ def install_in_pool_process() -> None:
     signal.signal(DRAIN_SIGNAL, _on_drain_signal)
 
 
-@worker_init.connect
+def connect() -> None:
+    """Connect the main process's handlers to Celery's signals (worker.scheduling.celery_app.create_app)."""
+    worker_init.connect(_ignore_in_main_process, dispatch_uid="transq-drain-ignore")
+    worker_shutting_down.connect(_tell_pool_processes, dispatch_uid="transq-drain-tell")
+
+
 def _ignore_in_main_process(**_: Any) -> None:
     signal.signal(DRAIN_SIGNAL, signal.SIG_IGN)
 
 
-@worker_shutting_down.connect
 def _tell_pool_processes(**_: Any) -> None:
     """In the main process, from Celery's SIGTERM/SIGINT/SIGQUIT handler: every pool process drains."""
     try:

@@ -13,15 +13,13 @@ import redis
 from shared.keys import Keys
 from shared.redis_client import broker_redis
 from shared.settings import Settings
-from worker.scheduling.context import WORKER_ID_FILE
+from worker.scheduling.worker_id import read_id_file
 
 
 def main() -> int:
     settings = Settings.from_env()
-    try:
-        with open(WORKER_ID_FILE) as handle:
-            worker_id = handle.read().strip()
-    except OSError:
+    worker_id = read_id_file(settings)
+    if worker_id is None:
         sys.stderr.write("model not loaded yet\n")
         return 1
     try:

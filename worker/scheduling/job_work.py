@@ -1,23 +1,18 @@
-"""One claimed job while its sentences are translated: loading it, filling it from what is already
-translated, and storing its outcome."""
+"""One claimed job while its sentences are translated: loading it and filling it from what is already
+translated (its outcome is stored by worker.scheduling.job_outcomes)."""
 
 from __future__ import annotations
 
-import logging
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from shared.cache import normalise
-from shared.error_codes import ErrorCode
-from shared.job_status import Move
 from shared.jobs import Job
 from shared.splitter import Segment, join_translations, sentences, split_text
 
 if TYPE_CHECKING:
     from worker.scheduling.context import WorkerContext
-
-log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -25,7 +20,7 @@ class JobWork:
     """A claimed job while its sentences are translated."""
 
     job: Job
-    fence: int  # its claim's (WorkerContext.claim): every write for the job carries it
+    fence: int  # its claim's (Claims.claim): every write for the job carries it
     segments: list[list[Segment]]
     sentences: list[str]
     translations: list[str | None]
@@ -75,8 +70,8 @@ class JobWork:
 def load_works(ctx: WorkerContext, job_ids: list[str]) -> list[JobWork]:
     """The claimed jobs, split into sentences, with the translations they already have (their own
     partial results first, then the sentence cache)."""
-    jobs = ctx.broker.retry(lambda: ctx.store.get_many(job_ids))
-    partials = ctx.broker.retry(lambda: ctx.store.partial_translations(job_ids))
+    jobs = ctx.store.get_many(job_ids)
+    partials = ctx.store.partial_translations(job_ids)
     works = []
     for job, partial in zip(jobs, partials):
         if job is None:
@@ -90,7 +85,7 @@ def load_works(ctx: WorkerContext, job_ids: list[str]) -> list[JobWork]:
         works.append(
             JobWork(
                 job,
-                ctx.fences.get(job.id, 0),
+                ctx.claims.fence(job.id),
                 segments,
                 flat,
                 translations,
@@ -117,62 +112,3 @@ def _fill_from_cache(ctx: WorkerContext, works: list[JobWork]) -> None:
                 hits += 1
     ctx.stats.incr("cache_hits", hits)
     ctx.stats.incr("cache_misses", looked_up - hits)
-
-
-def finish(ctx: WorkerContext, work: JobWork) -> None:
-    if work.job.has_document:  # the document stage renders it, then it succeeds
-        outcome = ctx.broker.retry(
-            lambda: ctx.store.translated(
-                work.job.id, work.assemble(), work.cached, work.done, work.warnings, fence=work.fence
-            )
-        )
-        if outcome == Move.FENCED:
-            taken_over(ctx, work.job.id, "result")
-        if outcome != "ok":
-            return
-        try:
-            ctx.send_to_document_stage(work.job.id)
-        except Exception as exc:  # noqa: BLE001 - never leave the job `rendering` with no message on its way
-            log.error("job %s: cannot reach the document stage: %s", work.job.id, exc, extra={"job_id": work.job.id})
-            fail(ctx, work.job.id, ErrorCode.UNAVAILABLE, "the translated document could not be sent to be rendered")
-            return
-        log.info("job %s translated; the document stage renders it", work.job.id, extra={"job_id": work.job.id})
-        return
-    outcome = ctx.broker.retry(
-        lambda: ctx.store.succeed(work.job.id, work.fence, work.assemble(), work.cached, work.done, work.warnings)
-    )
-    if outcome == Move.FENCED:
-        taken_over(ctx, work.job.id, "result")
-    elif outcome == Move.OK:
-        ctx.stats.job_finished("succeeded", work.job.submitted)
-        log.info(
-            "job %s succeeded (%d sentences, %d cached)",
-            work.job.id,
-            len(work.sentences),
-            work.cached,
-            extra={"job_id": work.job.id},
-        )
-
-
-def fail(ctx: WorkerContext, job_id: str, code: ErrorCode, message: str) -> None:
-    """Fail a job this process claimed (with its claim's fence)."""
-    outcome = ctx.broker.retry(lambda: ctx.store.fail(job_id, code, message, ctx.fences.get(job_id, 0)))
-    if outcome == Move.FENCED:
-        taken_over(ctx, job_id, "failure")
-    elif outcome == Move.OK:
-        ctx.stats.job_finished("failed", None)
-        log.warning("job %s failed: %s: %s", job_id, code, message, extra={"job_id": job_id})
-
-
-def taken_over(ctx: WorkerContext, job_id: str, what: str) -> None:
-    """A write for a job this process claimed was refused: the job was claimed again since (this worker
-    stalled or was cut off past its lease, and another took it over). The caller drops the job; it is
-    neither failed nor counted here: its result is the other worker's."""
-    ctx.stats.incr("fenced_writes")
-    log.warning(
-        "job %s was taken over by another worker: this worker's late %s (claim %d) was refused; dropping it",
-        job_id,
-        what,
-        ctx.fences.get(job_id, 0),
-        extra={"job_id": job_id},
-    )

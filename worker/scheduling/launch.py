@@ -48,9 +48,10 @@ def _json_say(message: str, stream=sys.__stderr__) -> None:  # type: ignore[no-u
 
 
 def main() -> None:
-    from worker.scheduling.celery_app import app
+    from worker.scheduling.celery_app import create_app
 
     settings = Settings.from_env()
+    app = create_app(settings)
     if settings.log_format == "json":
         import celery.apps.worker
 

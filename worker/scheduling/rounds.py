@@ -35,9 +35,11 @@ from celery.exceptions import SoftTimeLimitExceeded
 
 from shared.error_codes import ErrorCode
 from shared.job_status import ClaimOutcome
-from worker.scheduling.batch_runner import PassEnd, save_progress, translate_pass
-from worker.scheduling.job_work import JobWork, fail, finish, load_works
+from worker.scheduling.batch_runner import translate_pass
+from worker.scheduling.job_outcomes import fail, finish, park
+from worker.scheduling.job_work import JobWork, load_works
 from worker.scheduling.leases import LeaseKeeper
+from worker.scheduling.pass_slicing import PassEnd
 
 if TYPE_CHECKING:
     from worker.scheduling.context import WorkerContext
@@ -57,15 +59,15 @@ class RoundResult:
 def run_round(ctx: WorkerContext, job_id: str) -> RoundResult:
     """Claim the job (and waiting ones), translate, store results."""
     settings = ctx.settings
-    ctx.broker.retry(lambda: ctx.store.woken(job_id))
-    claim = ctx.broker.retry(lambda: ctx.claim(job_id))
+    ctx.claims.new_round()
+    ctx.store.woken(job_id)
+    claim = ctx.claims.claim(job_id)
     claimed: list[str] = []
     solo = False
     if claim.outcome == ClaimOutcome.LEASED:
         return RoundResult(retry_after=settings.lease_seconds)
-    if claim.outcome == ClaimOutcome.LOST:
+    if claim.outcome == ClaimOutcome.LOST:  # failed by the claim (and counted there)
         log.error("job %s failed: worker lost %d times", job_id, claim.attempts - 1, extra={"job_id": job_id})
-        ctx.stats.incr("jobs_failed")
     if claim.outcome == ClaimOutcome.CLAIMED:
         claimed.append(job_id)
         solo = claim.attempts > 1  # it lost a delivery: keep possible poison away from others
@@ -77,39 +79,16 @@ def run_round(ctx: WorkerContext, job_id: str) -> RoundResult:
                 extra={"job_id": job_id},
             )
     if not solo:
-        claimed += _claim_waiting(ctx, budget=settings.max_round_sentences, taken=claimed)
+        claimed += ctx.claims.claim_waiting(budget=settings.max_round_sentences, taken=claimed)
     if not claimed:
         return RoundResult()
     with LeaseKeeper(ctx, claimed) as keeper:
         own = job_id if job_id in claimed else None
-        _translate_jobs(ctx, claimed, own_job_id=own, keeper=None if solo else keeper)
+        translate_jobs(ctx, claimed, own_job_id=own, keeper=None if solo else keeper)
     return RoundResult(jobs=keeper.job_ids)
 
 
-def _claim_waiting(ctx: WorkerContext, budget: int, taken: list[str], used: int | None = None) -> list[str]:
-    """Claim waiting jobs whose sentences fit in what is left of the budget (`used` sentences, by default
-    those of the first of `taken`): of the 64 oldest, the smallest first (oldest first among equals), so a
-    round that starts with no job of its own (its job was batched with others earlier) takes the small
-    jobs waiting rather than a parked big one, whose own wake-up brings it back."""
-    store = ctx.store
-    candidates = [j for j in store.oldest_pending(ctx.route.key, 64) if j not in taken]
-    if not candidates:
-        return []
-    own = taken[:1] if used is None else []
-    sizes = store.sizes(own + candidates)
-    if used is None:
-        used = sizes.pop(0) if own else 0
-    claimed: list[str] = []
-    for candidate, size in sorted(zip(candidates, sizes), key=lambda pair: pair[1]):
-        if used and used + size > budget:
-            continue
-        if ctx.claim(candidate, fresh_only=True).outcome == ClaimOutcome.CLAIMED:
-            claimed.append(candidate)
-            used += size
-    return claimed
-
-
-def _translate_jobs(
+def translate_jobs(
     ctx: WorkerContext, job_ids: list[str], own_job_id: str | None, keeper: LeaseKeeper | None = None
 ) -> None:
     """Translate the claimed jobs; with a lease keeper, also take in jobs that arrive while a small
@@ -132,13 +111,13 @@ def _translate_jobs(
             )
             if end is PassEnd.DONE:
                 break
-            if end in (PassEnd.FAIR_SLICE, PassEnd.TIME_SLICE, PassEnd.DRAIN):
-                _park(ctx, active)
+            if end.parks:
+                park(ctx, active)
                 break
             regroups -= 1
             first = frozenset(active)  # the stopped batch's jobs go first in the round's new plan
             used = sum(len(w.sentences) for w in active.values())
-            arrivals = _claim_waiting(ctx, ctx.settings.max_round_sentences, taken=list(active), used=used)
+            arrivals = ctx.claims.claim_waiting(ctx.settings.max_round_sentences, taken=list(active), used=used)
             if not arrivals or keeper is None:
                 regroups = 0  # others took them: finish what this round has
                 continue
@@ -152,7 +131,7 @@ def _translate_jobs(
         if own_job_id in active:
             fail(ctx, own_job_id, ErrorCode.TIMEOUT, f"the job ran longer than {ctx.settings.task_soft_time_limit}s")
             active.pop(own_job_id)
-        _park(ctx, active)
+        park(ctx, active)
     except Exception:
         log.exception("translation round of %d job(s) failed", len(active))
         for work in active.values():
@@ -160,10 +139,10 @@ def _translate_jobs(
                 fail(ctx, work.job.id, ErrorCode.INTERNAL_ERROR, "the worker could not translate this job")
             else:
                 # Counted as an attempt, so it runs alone next time and cannot sink others again.
-                ctx.broker.retry(lambda w=work: ctx.store.drop_lease(w.job.id, w.fence))
+                ctx.store.drop_lease(work.job.id, work.fence)
         if own_job_id in active and len(works) > 1:
-            if ctx.claim(own_job_id).outcome == ClaimOutcome.CLAIMED:
-                _translate_jobs(ctx, [own_job_id], own_job_id)
+            if ctx.claims.claim(own_job_id).outcome == ClaimOutcome.CLAIMED:
+                translate_jobs(ctx, [own_job_id], own_job_id)
 
 
 def _finish_complete(ctx: WorkerContext, works: list[JobWork], active: dict[str, JobWork]) -> None:
@@ -172,22 +151,3 @@ def _finish_complete(ctx: WorkerContext, works: list[JobWork], active: dict[str,
         if work.complete:
             finish(ctx, work)
             active.pop(work.job.id)
-
-
-def _park(ctx: WorkerContext, active: dict[str, JobWork]) -> None:
-    """Give the unfinished jobs back to the pending set with their translations so far, and send each a
-    wake-up unless one is already on its way (a job parked again and again must not pile wake-ups in front
-    of the jobs waiting behind it). If one cannot be sent, an idle worker re-sends it later
-    (WorkerContext.wake_forgotten_jobs)."""
-    ttl = max(1, int(2 * ctx.settings.lease_seconds))
-    for work in active.values():
-        if not save_progress(ctx, work):
-            continue  # taken over by another worker: not ours to give back
-        job_id = work.job.id
-        parked = ctx.broker.retry(lambda w=work: ctx.store.park(w.job.id, ctx.route.key, ctx.worker_id, w.fence))
-        if parked and ctx.store.mark_woken(job_id, ttl):
-            try:
-                ctx.wake(job_id)
-            except Exception as exc:  # noqa: BLE001 - the job is safe in the pending set
-                log.warning("could not send a wake-up for parked job %s: %s", job_id, exc)
-    log.info("parked %d unfinished job(s)", len(active), extra={"job_id": None})

@@ -2,60 +2,27 @@
 
 from __future__ import annotations
 
-import time
-
-import pytest
-
-from shared.job_status import JobStatus
-from shared.jobs import Job, new_job_id, utc_now
+from shared.jobs import Job
 from shared.settings import Settings
+from tests.worker.scheduling.worker_jobs import SENTENCES, claim, make_context, submit
 from worker.scheduling.leases import LeaseKeeper
-
-SENTENCES = ["今天天气很好。", "谢谢你的帮助！", "明天可能会下雨。", "我们去公园散步吧。", "请把门关上。"]
-
-
-@pytest.fixture
-def context(model_dir, redis_server):
-    from worker.scheduling.context import WorkerContext
-
-    settings = Settings(redis_url=redis_server.url, model=str(model_dir), max_new_tokens=6, max_input_tokens=16)
-    return WorkerContext(settings)
-
-
-def _submit(ctx, text: str, sentences: int = 1) -> str:
-    job = Job(
-        id=new_job_id(),
-        status=JobStatus.QUEUED,
-        texts=[text],
-        model=ctx.settings.model,
-        created_at=utc_now(),
-        sentences_total=sentences,
-        submitted=time.time(),
-        route=ctx.route.key,
-    )
-    ctx.store.create(job)
-    return job.id
-
-
-def _claim(ctx, job_id: str) -> None:
-    assert ctx.claim(job_id).outcome == "claimed"
 
 
 def test_small_batch_stops_for_arrivals_and_the_round_takes_them_in(context, caplog):
     from worker.scheduling import rounds
 
     ctx = context
-    first = _submit(ctx, SENTENCES[0])
-    _claim(ctx, first)  # its message came first, and found nobody else waiting
-    arrivals = [_submit(ctx, s) for s in SENTENCES[1:]]  # then a burst, while its batch starts
+    first = submit(ctx, SENTENCES[0])
+    claim(ctx, first)  # its message came first, and found nobody else waiting
+    arrivals = [submit(ctx, s) for s in SENTENCES[1:]]  # then a burst, while its batch starts
     with caplog.at_level("INFO", logger="worker"), LeaseKeeper(ctx, [first]) as keeper:
-        rounds._translate_jobs(ctx, [first], own_job_id=first, keeper=keeper)
+        rounds.translate_jobs(ctx, [first], own_job_id=first, keeper=keeper)
     assert keeper.job_ids == [first, *arrivals]  # their leases were renewed with the round's
     assert "batch of 1 stopped" in caplog.text and "took 4 arriving job(s)" in caplog.text
     # Everyone finished, in one shared batch, with what the engine gives for them.
     jobs = [Job.from_hash(ctx.redis.hgetall(ctx.keys.job(j))) for j in [first, *arrivals]]
     assert [j.status for j in jobs] == ["succeeded"] * 5
-    assert ctx.waiting() == 0
+    assert ctx.claims.waiting() == 0
     assert [j.result[0] for j in jobs] == ctx.engine.translate_ids(ctx.engine.token_ids(SENTENCES))
     histogram = ctx.redis.hgetall(ctx.keys.histograms)
     assert histogram["batch_size:+Inf"] == "1" and histogram["batch_size:sum"] == "5"
@@ -66,20 +33,20 @@ def test_a_round_without_a_keeper_never_stops_for_arrivals(context):
     from worker.scheduling import rounds
 
     ctx = context
-    first = _submit(ctx, SENTENCES[0])
-    _claim(ctx, first)
-    arrivals = [_submit(ctx, s) for s in SENTENCES[1:]]
-    rounds._translate_jobs(ctx, [first], own_job_id=first, keeper=None)
+    first = submit(ctx, SENTENCES[0])
+    claim(ctx, first)
+    arrivals = [submit(ctx, s) for s in SENTENCES[1:]]
+    rounds.translate_jobs(ctx, [first], own_job_id=first, keeper=None)
     assert ctx.redis.hget(ctx.keys.job(first), "status") == "succeeded"
     assert [ctx.redis.hget(ctx.keys.job(j), "status") for j in arrivals] == ["queued"] * 4
 
 
 def test_arrival_watch_asks_only_during_the_first_steps_and_wants_the_batch_doubled(context):
-    from worker.scheduling.batch_runner import REGROUP_STEPS, ArrivalWatch
+    from worker.scheduling.arrival_watch import REGROUP_STEPS, ArrivalWatch
 
     ctx = context
     for text in SENTENCES[:2]:
-        _submit(ctx, text)
+        submit(ctx, text)
     assert not ArrivalWatch(ctx, batch_size=3)()  # two waiting would not double a batch of three
     watch = ArrivalWatch(ctx, batch_size=2)
     assert watch()
@@ -91,20 +58,14 @@ def test_arrival_watch_asks_only_during_the_first_steps_and_wants_the_batch_doub
 def test_the_stopped_batchs_jobs_run_first_in_the_new_plan(model_dir, redis_server, caplog):
     """Taking in a large arrival never makes the stopped batch's job wait for the arrival's batches."""
     from worker.scheduling import rounds
-    from worker.scheduling.context import WorkerContext
 
-    settings = Settings(
-        redis_url=redis_server.url, model=str(model_dir), max_new_tokens=6, max_input_tokens=64, max_batch_sentences=4
-    )
-    ctx = WorkerContext(settings)
+    ctx = make_context(model_dir, redis_server, max_input_tokens=64, max_batch_sentences=4)
     # Two long sentences: a batch of two, under half the budget of four, so it watches for arrivals.
-    first = _submit(
-        ctx, "请把门关上，我们要开始今天的会议了，大家请坐好。我们明天早上八点在学校门口见面，不要迟到。", 2
-    )
-    _claim(ctx, first)
-    arrivals = [_submit(ctx, s) for s in SENTENCES[:3]]  # three short one-sentence jobs: a batch of their own
+    first = submit(ctx, "请把门关上，我们要开始今天的会议了，大家请坐好。我们明天早上八点在学校门口见面，不要迟到。", 2)
+    claim(ctx, first)
+    arrivals = [submit(ctx, s) for s in SENTENCES[:3]]  # three short one-sentence jobs: a batch of their own
     with caplog.at_level("INFO", logger="worker"), LeaseKeeper(ctx, [first]) as keeper:
-        rounds._translate_jobs(ctx, [first], own_job_id=first, keeper=keeper)
+        rounds.translate_jobs(ctx, [first], own_job_id=first, keeper=keeper)
     assert keeper.job_ids == [first, *arrivals]
     assert [ctx.redis.hget(ctx.keys.job(j), "status") for j in (first, *arrivals)] == ["succeeded"] * 4
     # By length, and shortest job first, the arrivals' batch would run first; the stopped batch's job goes first.
@@ -115,17 +76,15 @@ def test_the_stopped_batchs_jobs_run_first_in_the_new_plan(model_dir, redis_serv
 def test_batches_run_shortest_job_first(model_dir, redis_server, caplog):
     """A one-sentence job sharing a round with a big one finishes with the first batch, not the last."""
     from worker.scheduling import rounds
-    from worker.scheduling.context import WorkerContext
 
-    settings = Settings(redis_url=redis_server.url, model=str(model_dir), max_new_tokens=6, max_batch_sentences=4)
-    ctx = WorkerContext(settings)
+    ctx = make_context(model_dir, redis_server, max_batch_sentences=4, max_input_tokens=Settings().max_input_tokens)
     big_text = "".join(f"第{i}句很短。" for i in range(12))  # short sentences: by length their batches go first
-    big = _submit(ctx, big_text, sentences=12)
-    small = _submit(ctx, "请把门关上，我们要开始今天的会议了，大家请坐好。")  # the longest sentence: last by length
+    big = submit(ctx, big_text, sentences=12)
+    small = submit(ctx, "请把门关上，我们要开始今天的会议了，大家请坐好。")  # the longest sentence: last by length
     for job_id in (big, small):
-        _claim(ctx, job_id)
+        claim(ctx, job_id)
     with caplog.at_level("INFO", logger="worker"):
-        rounds._translate_jobs(ctx, [big, small], own_job_id=big)
+        rounds.translate_jobs(ctx, [big, small], own_job_id=big)
     finished = [r.getMessage() for r in caplog.records if "succeeded" in r.getMessage()]
     assert finished[0].startswith(f"job {small} succeeded"), finished
     assert ctx.redis.hget(ctx.keys.job(big), "status") == "succeeded"
