@@ -1,4 +1,5 @@
-"""`source_lang: "auto"`: the route for a request whose source language is detected, per text.
+"""`source_lang: "auto"` (or left out while several pairs are served): the route for a request whose source
+language is detected, per text.
 
 One job goes to one route, so a request's texts vote with their letters: the language detected for the
 most characters is the job's, and its confidence is the share of the characters detected as it, weighted
@@ -57,8 +58,14 @@ def detected_route(
 def choose_route(
     routes: RouteTable, source: str | None, target: str | None, texts: list[str]
 ) -> tuple[Route, Detection | None]:
-    """The route of a request, and its detection when `source` is "auto" (else None). A document job's
+    """The route of a request, and its detection when there was one (else None): with `source` "auto"; and
+    when `source` is left out while several served pairs fit `target`, where a detected language that a pair
+    translates from chooses it (otherwise the default pair, or 422, as without detection). A document job's
     texts come from the document stage after this choice, so "auto" needs texts given in the request."""
+    if source is None and texts and _several_fit(routes, target):
+        found = overall(texts, detect_many(texts))
+        if found.language and any(p.source == found.language for p in _fitting(routes, target)):
+            return routes.choose(found.language, target), found
     if source != AUTO:
         return routes.choose(source, target), None
     if not texts:
@@ -67,3 +74,11 @@ def choose_route(
         )
     route, found, _ = detected_route(routes, texts, target)
     return route, found
+
+
+def _fitting(routes: RouteTable, target: str | None) -> list:
+    return [p for p in routes.pairs().values() if target is None or p.target == target]
+
+
+def _several_fit(routes: RouteTable, target: str | None) -> bool:
+    return len(_fitting(routes, target)) > 1

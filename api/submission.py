@@ -17,6 +17,7 @@ from api.usage import Charge, charge
 from api.validation import TranslationRequest
 from shared.cache import normalise
 from shared.celery_factory import DOCUMENT_TASK, TRANSLATE_TASK
+from shared.glossary import Glossary, cache_namespaces
 from shared.job_status import Creation, JobStatus
 from shared.jobs import Created, Idempotency, Job, Usage, new_job_id, utc_now
 from shared.replication import wait_for_replica
@@ -93,6 +94,7 @@ def _job(job_id: str, request: TranslationRequest, route: Route, owner: str, det
         has_document=bool(request.document),
         callback_url=request.callback_url or "",
         detected=detected.public() if detected else {},
+        glossary=request.glossary or {},
     )
 
 
@@ -109,7 +111,9 @@ def _create(
     charged to the client's quota first (shared.quota), and refunded when it is not stored after all."""
     settings = services.settings
     namespace = services.routes.cache_namespace(route) if not request.document else None
-    found = services.cache.get_many(namespace, [normalise(s) for s in request.sentences]) if namespace else []
+    sentences = [normalise(s) for s in request.sentences]
+    glossary = Glossary.of(request.glossary) if request.glossary else None
+    found = services.cache.get_each(cache_namespaces(namespace, sentences, glossary), sentences) if namespace else []
     hits = sum(t is not None for t in found)
     job.sentences_done = job.cached_sentences = hits  # cached sentences are done: progress starts there
     cached_characters = sum(len(s) for s, t in zip(request.sentences, found) if t is not None)

@@ -145,7 +145,7 @@ if rank[ARGV[2]] <= rank[current] then return {'refused', current} end
 redis.call('HSET', KEYS[1], 'status', ARGV[2])
 for i = 7, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 if rank[ARGV[2]] >= 3 then
-  redis.call('HDEL', KEYS[1], 'parked', 'texts')
+  redis.call('HDEL', KEYS[1], 'parked', 'texts', 'glossary')
   redis.call('ZREM', ARGV[5] .. (redis.call('HGET', KEYS[1], 'route') or ''), ARGV[1])
   redis.call('DEL', KEYS[2], KEYS[3])
 end

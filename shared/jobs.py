@@ -21,7 +21,7 @@ from shared.keys import Keys
 # What a job record is read with: every field Job.from_hash reads except the document (possibly megabytes).
 _RECORD_FIELDS = (
     "id status texts model created_at sentences_total sentences_done cached_sentences started_at finished_at "
-    "result error attempts submitted owner route format filename warnings callback_url detected"
+    "result error attempts submitted owner route format filename warnings callback_url detected glossary"
 ).split() + list(CALLBACK_FIELDS)
 
 
@@ -73,6 +73,7 @@ class Job:
     callback_url: str = ""  # POSTed the job's view once it is final (worker.callbacks)
     callback: dict[str, Any] = field(default_factory=dict)  # that delivery's state (shared.callback_state)
     detected: dict[str, Any] = field(default_factory=dict)  # source_lang "auto": {"language", "confidence"}
+    glossary: dict[str, str] = field(default_factory=dict)  # its glossary's terms (shared.glossary)
 
     @classmethod
     def from_hash(cls, data: dict[str, str]) -> Job:
@@ -101,6 +102,7 @@ class Job:
             callback_url=data.get("callback_url", ""),
             callback=delivery_state(data),
             detected=json.loads(data["detected"]) if data.get("detected") else {},
+            glossary=json.loads(data["glossary"]) if data.get("glossary") else {},
         )
 
     def to_hash(self) -> dict[str, str]:
@@ -127,6 +129,8 @@ class Job:
             fields["callback_url"] = self.callback_url
         if self.detected:
             fields["detected"] = json.dumps(self.detected)
+        if self.glossary:
+            fields["glossary"] = json.dumps(self.glossary, ensure_ascii=False)
         if self.warnings:
             fields["warnings"] = json.dumps(self.warnings, ensure_ascii=False)
         if self.started_at:

@@ -64,7 +64,8 @@ class Settings:
     default_pair: str = setting(
         "zh-en",
         "The pair a request that names neither source_lang nor target_lang goes to when several pairs are "
-        "served (one served pair is always the default); empty: such a request gets 422.",
+        "served and no served language is detected in its texts (one served pair is always the default); "
+        "empty: such a request gets 422.",
     )
     source_lang: str = setting("zh", "Source language of a model that names none (see TRANSQ_LANGUAGES).")
     target_lang: str = setting("en", "Target language of a model that names none (see TRANSQ_LANGUAGES).")

@@ -1,5 +1,6 @@
-"""TRANSQ_DEFAULT_PAIR: with two pairs served, a request naming no language goes to the default pair (the
-seeds' `POST /api/translate {"text": "你好。"}`); without one it is refused naming the served pairs."""
+"""A request naming no language while two pairs are served: its detected language chooses the pair (issue 24);
+where none is detected (no letters) it goes to TRANSQ_DEFAULT_PAIR (the seeds' `POST /api/translate {"text":
+"你好。"}` lands on zh-en either way); without a default pair it is refused naming the served pairs."""
 
 import json
 
@@ -45,10 +46,18 @@ def test_a_named_language_still_wins_over_the_default(make_app, redis_server, re
     assert queued_pair(redis_client, post(client, {"text": "Hello.", "source_lang": "en"})) == "en-zh"
 
 
-def test_without_a_default_pair_the_request_is_refused(make_app, redis_server, redis_client):
+def test_a_request_naming_no_language_goes_to_the_pair_of_its_detected_language(make_app, redis_server, redis_client):
+    serve_en_zh(redis_server.url)
+    client = make_app(default_pair="zh-en").test_client()
+    response = post(client, {"text": "The weather is fine today."})
+    assert queued_pair(redis_client, response) == "en-zh"
+    assert response.get_json()["detected"]["language"] == "en"
+
+
+def test_without_a_default_pair_an_undetectable_request_is_refused(make_app, redis_server, redis_client):
     serve_en_zh(redis_server.url)
     client = make_app(default_pair="").test_client()
-    response = post(client, {"text": "你好。"}, path="/api/translate")
+    response = post(client, {"text": "2024"}, path="/api/translate")  # no letters: no language detected
     body = response.get_json()
     assert response.status_code == 422 and body["error"]["code"] == "unsupported_language_pair", body
     assert "en-zh, zh-en" in body["error"]["message"]
@@ -58,4 +67,4 @@ def test_without_a_default_pair_the_request_is_refused(make_app, redis_server, r
 def test_an_unserved_default_pair_is_refused_too(make_app, redis_server, redis_client):
     serve_en_zh(redis_server.url)
     client = make_app(default_pair="de-en").test_client()
-    assert post(client, {"text": "你好。"}).status_code == 422
+    assert post(client, {"text": "42"}).status_code == 422

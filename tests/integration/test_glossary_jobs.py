@@ -1,9 +1,6 @@
 """Glossaries end to end, as a user uses them: POST /v1/jobs and /v1/translate with `glossary` or a stored
 `glossary_id` through a real stack (gunicorn, Redis, a Celery worker with the shipped copy model, whose outputs
-copy their input, so each substitution shows), the sentence cache kept apart, and the web page's glossary box.
-
-Until the contract and the worker carry the glossary (the wiring in the i24-glossary report), these fail and
-are expected to: remove the xfail mark once wired (strict, so a passing test says so)."""
+copy their input, so each substitution shows), the sentence cache kept apart, and the web page's glossary box."""
 
 import pytest
 import requests
@@ -11,10 +8,7 @@ import requests
 from tests.conftest import Stack
 from tests.integration.test_web import browser  # noqa: F401 - the headless Chromium fixture
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.xfail(strict=True, reason="needs the glossary wired into the request contract and the worker"),
-]
+pytestmark = pytest.mark.slow
 
 SENTENCE = "今天北京的天气很好。"
 GLOSSARY = {"北京": "Beijing", "天气": "weather", "GitHub": "GitHub"}

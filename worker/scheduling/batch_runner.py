@@ -12,6 +12,7 @@ from worker.model.batching import BatchInterrupted
 from worker.scheduling.arrival_watch import ArrivalWatch, is_small
 from worker.scheduling.batch_plan import BatchPlan
 from worker.scheduling.fault_hooks import run_fault_hooks
+from worker.scheduling.glossary_pass import translate_glossary_sentences
 from worker.scheduling.job_work import JobWork
 from worker.scheduling.memory_fit import fit_batch
 from worker.scheduling.pass_slicing import PassEnd, slice_end
@@ -34,6 +35,7 @@ def translate_pass(
     """Translate the active jobs' untranslated sentences in batches, those holding sentences of the jobs in
     `first` first, then shortest job first; with `regroup`, a small last batch stops for arriving jobs.
     Finished jobs leave `active`."""
+    translate_glossary_sentences(ctx, active)
     plan = BatchPlan.make(ctx.engine, active, first)
     run = 0
     for number, batch in enumerate(plan.batches):

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from shared.cache import normalise
+from shared.glossary import Glossary, cache_namespaces
 from shared.jobs import Job
 from shared.splitter import Segment, join_translations, sentences, split_text
 
@@ -28,6 +29,7 @@ class JobWork:
     saved: set[int] = field(default_factory=set)  # indices whose translation is in the partial hash
     warnings: list[dict[str, Any]] = field(default_factory=list)  # as stored with the job
     warnings_saved: bool = True
+    glossary: Glossary | None = None  # its terms (shared.glossary): matched sentences go through term protection
 
     @property
     def done(self) -> int:
@@ -92,6 +94,7 @@ def load_works(ctx: WorkerContext, job_ids: list[str]) -> list[JobWork]:
                 cached=job.cached_sentences if partial else 0,
                 saved=set(partial),
                 warnings=list(job.warnings),
+                glossary=Glossary.of(job.glossary) if job.glossary else None,
             )
         )
     _fill_from_cache(ctx, works)
@@ -101,13 +104,19 @@ def load_works(ctx: WorkerContext, job_ids: list[str]) -> list[JobWork]:
 def _fill_from_cache(ctx: WorkerContext, works: list[JobWork]) -> None:
     missing = [w for w in works if not w.complete]
     looked_up = sum(w.remaining for w in missing)
-    unique = list(dict.fromkeys(s for w in missing for s, t in zip(w.sentences, w.translations) if t is None))
-    found = dict(zip(unique, ctx.cache.get_many(ctx.namespace, unique))) if unique else {}
+    # A sentence a glossary term matches is cached under the glossary's own namespace (shared.glossary).
+    spaces = {w.job.id: cache_namespaces(ctx.namespace, w.sentences, w.glossary) for w in missing}
+    unique = list(
+        dict.fromkeys(
+            (ns, s) for w in missing for ns, s, t in zip(spaces[w.job.id], w.sentences, w.translations) if t is None
+        )
+    )
+    found = dict(zip(unique, ctx.cache.get_each([k[0] for k in unique], [k[1] for k in unique]))) if unique else {}
     hits = 0
     for work in missing:
-        for i, sentence in enumerate(work.sentences):
-            if work.translations[i] is None and found.get(sentence) is not None:
-                work.translations[i] = found[sentence]
+        for i, key in enumerate(zip(spaces[work.job.id], work.sentences)):
+            if work.translations[i] is None and found.get(key) is not None:
+                work.translations[i] = found[key]
                 work.cached += 1
                 hits += 1
     ctx.stats.incr("cache_hits", hits)
