@@ -40,11 +40,12 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         log.warning("broker Redis unavailable: %s", exc)
         return error_response(ErrorCode.UNAVAILABLE, "the job store is unavailable; try again later", 5)
 
-    from api import auth, document_routes, health, jobs, metrics, openapi, security_headers, translate, web
+    from api import auth, health, jobs, metrics, openapi, security_headers, translate, web
+    from api.documents import blueprint as documents
 
     auth.init_app(app, settings)
     security_headers.init_app(app)
-    for blueprint in (jobs.bp, document_routes.bp, translate.bp, health.bp, metrics.bp, openapi.bp, web.bp):
+    for blueprint in (jobs.bp, documents.bp, translate.bp, health.bp, metrics.bp, openapi.bp, web.bp):
         app.register_blueprint(blueprint)
     log.info("transq API ready: broker %s, model %s", describe_broker(settings), settings.model)
     return app

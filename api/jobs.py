@@ -8,7 +8,7 @@ from flask import Blueprint, request
 
 from api import services
 from api.auth import client_id, owner_id
-from api.document_jobs import public_job
+from api.documents.job_documents import public_job
 from api.errors import Conflict, NotFound
 from api.submission import submit
 from api.validation import parse_translation_request, read_json_object

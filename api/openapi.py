@@ -8,7 +8,7 @@ import redis
 from flask import Blueprint, Response, abort, send_from_directory
 
 from api import services
-from api.documents import FORMATS, MEDIA_TYPES, TEXT_FORMATS
+from api.documents.formats import FORMATS, MEDIA_TYPES, TEXT_FORMATS
 from api.routing import Pair
 from api.security_headers import page_policy
 from api.validation import NOT_BLANK

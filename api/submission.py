@@ -14,6 +14,7 @@ from api.services import Services
 from api.validation import TranslationRequest
 from shared.cache import normalise
 from shared.celery_factory import DOCUMENT_TASK, TRANSLATE_TASK
+from shared.document_store import DocumentRecord
 from shared.job_status import Creation, JobStatus
 from shared.jobs import Created, Idempotency, Job, Usage, new_job_id, utc_now
 from shared.replication import wait_for_replica
@@ -95,9 +96,6 @@ def _create(
         owner=owner,
         route=route.key,
         format=request.format,
-        document=request.document,
-        filename=request.filename,
-        has_document=bool(request.document),
     )
     if hits == len(request.sentences) and not request.document:
         job.status, job.started_at, job.finished_at = JobStatus.SUCCEEDED, now, now
@@ -114,6 +112,7 @@ def _create(
         usage=usage,
         document_source=request.source,
         document_ttl=settings.document_ttl,
+        record_fields=DocumentRecord(request.document, request.filename).fields() if request.document else None,
     )
     if created.outcome == Creation.CREATED:
         services.stats.add(_counters(hits, len(request.sentences) - hits, fast=job.status == JobStatus.SUCCEEDED))

@@ -9,7 +9,7 @@ from flask import Blueprint, jsonify, request
 
 from api import services
 from api.auth import client_id, owner_id
-from api.document_jobs import documents_of
+from api.documents.job_documents import document_info, documents_of
 from api.errors import error_response
 from api.jobs import job_response
 from api.submission import submit
@@ -54,7 +54,7 @@ def translate():  # type: ignore[no-untyped-def]
     timeout = req.timeout if req.timeout is not None else min(DEFAULT_WAIT, services().settings.wait_timeout)
     job = wait_for(job, timeout)
     if job.status == JobStatus.SUCCEEDED:
-        return {"translations": documents_of(job) if job.has_document else job.result or []}
+        return {"translations": documents_of(job) if document_info(job) else job.result or []}
     if job.status == JobStatus.FAILED:
         return _failed(job)
     if job.finished:

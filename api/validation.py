@@ -13,8 +13,8 @@ from typing import Any
 from flask import Request
 from werkzeug.exceptions import HTTPException
 
-from api.document_jobs import DocumentUpload, document_upload
-from api.documents import TEXT_FORMATS
+from api.documents.formats import TEXT_FORMATS
+from api.documents.job_documents import DocumentUpload, document_upload
 from api.errors import BadRequest, InvalidJson, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, ValidationError
 from shared.settings import Settings
 from shared.splitter import Segment, sentences, split_text
@@ -30,7 +30,7 @@ class TranslationRequest:
     source_lang: str | None = None  # None: not given (any served pair that fits the other field)
     target_lang: str | None = None
     format: str = "text"
-    document: str = ""  # a document job's layout (JSON, api.document_jobs); its texts come from the stage
+    document: str = ""  # a document job's layout (JSON, api.documents.job_documents); its texts come from the stage
     filename: str = ""  # an uploaded document's file name
     source: bytes = b""  # a document job's sources, compressed (parsed by the document stage, not here)
 

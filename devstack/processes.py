@@ -45,6 +45,8 @@ def _env(settings: Settings) -> dict[str, str]:
 class WorkerProcess:
     """`celery -A worker.scheduling.celery_app worker --concurrency 1`, as production runs it."""
 
+    celery_app = "worker.scheduling.celery_app"  # what `celery -A` loads
+
     def __init__(
         self,
         settings: Settings,
@@ -86,7 +88,7 @@ class WorkerProcess:
             sys.executable,
             *launcher,
             "-A",
-            "worker.scheduling.celery_app",
+            self.celery_app,
             *(["--quiet"] if self.quiet else []),
             "worker",
             "--concurrency",
@@ -174,26 +176,9 @@ class WorkerProcess:
 
 
 class DocumentStageProcess(WorkerProcess):
-    """`celery -A api.document_stage worker --concurrency 1`: parses and renders documents (no model)."""
+    """`celery -A api.documents.stage worker --concurrency 1`: parses and renders documents (no model)."""
 
-    def _command(self) -> list[str]:
-        return [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "api.document_stage",
-            *(["--quiet"] if self.quiet else []),
-            "worker",
-            "--concurrency",
-            "1",
-            "--loglevel",
-            "INFO",
-            "-n",
-            f"{self.name}@%h",
-            "--without-gossip",
-            "--without-mingle",
-        ]
+    celery_app = "api.documents.stage"
 
     def is_ready(self) -> bool:
         """Whether its pool process has started (and, with a log, set its limits)."""

@@ -1,11 +1,13 @@
 """A document job's data in the broker: its source and its translated documents, compressed, in keys of
-their own that live TRANSQ_DOCUMENT_TTL (the job record keeps only the document's layout), and the two
-steps of the document stage (api.document_stage) that move the job on: parsed and rendered."""
+their own that live TRANSQ_DOCUMENT_TTL; what its job record holds of it (the document's layout and file
+name, fields of the record that shared.jobs.Job does not read: DocumentRecord); and the two steps of the
+document stage (api.documents.stage) that move the job on: parsed and rendered."""
 
 from __future__ import annotations
 
 import json
 import zlib
+from dataclasses import dataclass
 from typing import Any
 
 from shared.job_scripts import PARSED, RENDERED
@@ -42,11 +44,24 @@ def unpack_documents(data: bytes, fmt: str, limit: int) -> list[str | bytes]:
     return [raw] if fmt == "docx" else json.loads(raw)
 
 
+@dataclass(frozen=True)
+class DocumentRecord:
+    """What a document job's record holds of its document: its layout (JSON: format, file name, sizes; the
+    units of each document once parsed) and the uploaded file name ('' when none was given)."""
+
+    layout: str
+    filename: str = ""
+
+    def fields(self) -> dict[str, str]:
+        """The record's fields (JobStore.create(record_fields=...))."""
+        return {"document": self.layout, **({"filename": self.filename} if self.filename else {})}
+
+
 class DocumentStore:
     """Reads a document job's stored data; moves it on once parsed or rendered (one atomic script each)."""
 
     def __init__(self, settings: Settings, keys: Keys):
-        client = broker_redis(settings)
+        client = self.client = broker_redis(settings)
         self.raw = broker_redis(settings, decode_responses=False)  # the compressed data
         job_ttl, document_ttl, result_ttl = settings.job_ttl, settings.document_ttl, settings.result_ttl
         self.keys = keys
@@ -55,6 +70,11 @@ class DocumentStore:
         self.result_ttl = result_ttl
         self._parsed = client.register_script(PARSED)
         self._rendered = client.register_script(RENDERED)
+
+    def record(self, job_id: str) -> DocumentRecord | None:
+        """The job's document record; None for a job without a document (or none at all)."""
+        layout, filename = self.client.hmget(self.keys.job(job_id), ["document", "filename"])
+        return DocumentRecord(layout, filename or "") if layout else None
 
     def source(self, job_id: str) -> bytes | None:
         return self.raw.get(self.keys.document_source(job_id))

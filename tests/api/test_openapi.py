@@ -22,7 +22,7 @@ def test_spec_is_valid_and_covers_every_route(make_app):
 def test_document_job_bodies_match_the_job_schema(client):
     from openapi_schema_validator import OAS30Validator
 
-    from tests.documents import samples
+    from tests.api.documents import samples
 
     spec = client.get("/openapi.json").get_json()
     schema = {**spec["components"]["schemas"]["Job"], "components": spec["components"]}

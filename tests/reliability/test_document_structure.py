@@ -1,16 +1,16 @@
 """RELIABILITY 64-66: a translation never changes a document's structure, and a SubRip file reads the same
 whatever its newlines. Each renderer gets adversarial stand-in translations (line breaks, blank lines,
 block markers, timing lines, markup) and its output is read back by the format's own parser: the
-structure must be the source's (tests/documents/shapes.py)."""
+structure must be the source's (tests/api/documents/shapes.py)."""
 
 import itertools
 
 import pytest
 import srt
 
-from api.documents import prepare
-from tests.documents import samples
-from tests.documents.shapes import html_shape, markdown_shape, srt_shape
+from api.documents.formats import prepare
+from tests.api.documents import samples
+from tests.api.documents.shapes import html_shape, markdown_shape, srt_shape
 
 HOSTILE = [
     "# A heading\n\n- a list item",

@@ -37,6 +37,7 @@ class WorkerContext:
         self.settings = settings
         backends = Backends.connect(settings)
         self.keys, self.redis, self.store = backends.keys, backends.redis, backends.store
+        self.documents = backends.documents  # a document job, once translated, is rendered by the document stage
         self.cache, self.stats, self.registry = backends.cache, backends.stats, backends.registry
         # Host and pid alone can repeat (containers on the host network share a hostname and may share pids):
         # the container id and a random suffix tell them apart.
@@ -113,7 +114,7 @@ class WorkerContext:
         return make_celery(self.settings, name="transq-worker-wake")
 
     def send_to_document_stage(self, job_id: str) -> None:
-        """A translated document job goes to the document stage to be rendered (api.document_stage)."""
+        """A translated document job goes to the document stage to be rendered (api.documents.stage)."""
         self._producer.send_task(
             DOCUMENT_TASK, args=[job_id], queue=self.keys.documents_queue, retry=True, retry_policy=_SEND_RETRY
         )

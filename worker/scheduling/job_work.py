@@ -120,7 +120,7 @@ def _fill_from_cache(ctx: WorkerContext, works: list[JobWork]) -> None:
 
 
 def finish(ctx: WorkerContext, work: JobWork) -> None:
-    if work.job.has_document:  # the document stage renders it, then it succeeds
+    if ctx.broker.retry(lambda: ctx.documents.record(work.job.id)):  # the document stage renders it
         outcome = ctx.broker.retry(
             lambda: ctx.store.translated(
                 work.job.id, work.assemble(), work.cached, work.done, work.warnings, fence=work.fence

@@ -1,7 +1,7 @@
 """Jobs that translate documents: what the API stores of an upload, and the translated documents read back.
 
 The API never parses or renders a document: it stores the source compressed (shared.document_store) and
-the document stage (api.document_stage, its own memory- and time-limited process) parses it into the
+the document stage (api.documents.stage, its own memory- and time-limited process) parses it into the
 job's texts (the document's units) and, once they are translated, renders and stores the translated
 documents, which the API only reads.
 """
@@ -55,12 +55,29 @@ def documents_of(job: Job) -> list[str | bytes]:
     return unpack_documents(packed, job.format, services().settings.max_document_bytes * 64)
 
 
+@dataclass(frozen=True)
+class DocumentInfo:
+    """What the job view shows of a document job's document: its uploaded file name and where it downloads."""
+
+    filename: str | None
+    download: str
+
+
+def document_info(job: Job) -> DocumentInfo | None:
+    """The document of a document job; None for a job of texts (one read of its record)."""
+    record = services().documents.record(job.id)
+    if record is None:
+        return None
+    return DocumentInfo(record.filename or None, f"/v1/jobs/{job.id}/document")
+
+
 def public_job(job: Job) -> dict[str, Any]:
     """The job as the API shows it: a document job's result is its translated documents."""
     body = job.public()
-    if not job.has_document:
+    info = document_info(job)
+    if info is None:
         return body
-    body["document"] = {"filename": job.filename or None, "download": f"/v1/jobs/{job.id}/document"}
+    body["document"] = {"filename": info.filename, "download": info.download}
     if job.status == JobStatus.SUCCEEDED:
         result: dict[str, Any] = {"document_url": f"/v1/jobs/{job.id}/document"}
         if job.format != "docx":
