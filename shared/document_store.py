@@ -61,15 +61,11 @@ class DocumentStore:
     """Reads a document job's stored data; moves it on once parsed or rendered (one atomic script each)."""
 
     def __init__(self, settings: Settings, keys: Keys):
-        client = self.client = broker_redis(settings)
+        self.client = broker_redis(settings)
         self.raw = broker_redis(settings, decode_responses=False)  # the compressed data
-        job_ttl, document_ttl, result_ttl = settings.job_ttl, settings.document_ttl, settings.result_ttl
-        self.keys = keys
-        self.job_ttl = job_ttl
-        self.document_ttl = document_ttl
-        self.result_ttl = result_ttl
-        self._parsed = client.register_script(PARSED)
-        self._rendered = client.register_script(RENDERED)
+        self.keys, self.settings = keys, settings
+        self._parsed = self.client.register_script(PARSED)
+        self._rendered = self.client.register_script(RENDERED)
 
     def record(self, job_id: str) -> DocumentRecord | None:
         """The job's document record; None for a job without a document (or none at all)."""
@@ -88,7 +84,7 @@ class DocumentStore:
         """The job, parsed, joins its route's queue with the document's units as its texts."""
         args = [
             job_id,
-            self.job_ttl,
+            self.settings.job_ttl,
             json.dumps(units, ensure_ascii=False),
             sentences,
             cached,
@@ -98,7 +94,8 @@ class DocumentStore:
 
     def rendered(self, job_id: str, packed: bytes, fields: dict[str, str]) -> bool:
         """The job succeeds with its translated documents (`packed`, see pack_documents)."""
-        args: list[Any] = [job_id, utc_now(), packed, self.document_ttl, min(self.document_ttl, self.result_ttl)]
+        document_ttl = self.settings.document_ttl
+        args: list[Any] = [job_id, utc_now(), packed, document_ttl, min(document_ttl, self.settings.result_ttl)]
         for pair in fields.items():
             args.extend(pair)
         keys = [self.keys.job(job_id), self.keys.document_output(job_id), self.keys.document_source(job_id)]

@@ -34,7 +34,7 @@ def new_job_id() -> str:
 
 def is_job_id(value: object) -> bool:
     """Whether `value` is a job id as new_job_id makes them (a message's or a URL's, never trusted)."""
-    return isinstance(value, str) and _JOB_ID.match(value) is not None
+    return isinstance(value, str) and _JOB_ID.fullmatch(value) is not None  # `$` alone lets "…\n" through
 
 
 def utc_now() -> str:
