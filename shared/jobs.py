@@ -23,18 +23,19 @@ _RECORD_FIELDS = (
     "id status texts model created_at sentences_total sentences_done cached_sentences started_at finished_at "
     "result error attempts submitted owner route format warnings"
 ).split()
-JOB_ID_PATTERN = "^[0-9a-f]{32}$"  # what new_job_id makes
+
+
+JOB_ID_PATTERN = "^[0-9a-f]{32}$"  # what new_job_id makes: the API, the document stage and the workers check it
 _JOB_ID = re.compile(JOB_ID_PATTERN)
+
+
+def is_job_id(value: object) -> bool:
+    return isinstance(value, str) and _JOB_ID.fullmatch(value) is not None
 
 
 def new_job_id() -> str:
     """128 random bits, hex: unguessable."""
     return secrets.token_hex(16)
-
-
-def is_job_id(value: object) -> bool:
-    """Whether `value` is a job id as new_job_id makes them (a message's or a URL's, never trusted)."""
-    return isinstance(value, str) and _JOB_ID.fullmatch(value) is not None  # `$` alone lets "…\n" through
 
 
 def utc_now() -> str:
