@@ -181,10 +181,12 @@ class DocumentStageProcess(WorkerProcess):
     celery_app = "api.documents.stage"
 
     def is_ready(self) -> bool:
-        """Whether its pool process has started (and, with a log, set its limits)."""
-        if not self.child_pids():
+        """Whether its pool process is ready: it has set its own address-space limit (whatever the log level)."""
+        try:
+            inherited = psutil.Process(self.process.pid).rlimit(psutil.RLIMIT_AS) if self.process else None
+            return any(psutil.Process(pid).rlimit(psutil.RLIMIT_AS) != inherited for pid in self.child_pids())
+        except psutil.Error:  # a process gone meanwhile: not ready yet
             return False
-        return self.log_path is None or "document stage process" in self.log_tail(100_000)
 
 
 class ApiProcess:
