@@ -51,7 +51,6 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from api import (
         auth,
         detect,
-        document_routes,
         glossaries,
         health,
         jobs,
@@ -62,12 +61,13 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         usage,
         web,
     )
+    from api.documents import blueprint as documents
 
     auth.init_app(app, settings)
     security_headers.init_app(app)
     blueprints = (
         jobs.bp,
-        document_routes.bp,
+        documents.bp,
         translate.bp,
         detect.bp,
         usage.bp,

@@ -1,18 +1,16 @@
-"""A job as the API shows it, built from the contract's JobView (api.contract)."""
+"""A job as the API shows it, built from the contract's JobView (api.contract); the callback deliverer sends
+the same view (worker.callbacks), reading a document job's part from the broker as the API does."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 from api.contract import CallbackDelivery, Detection, DocumentLink, JobResult, JobView, Progress
-from api.errors import NotFound
 from shared.callback_state import callback_view, delivery_state
+from shared.document_store import DocumentStore
 from shared.error_codes import ErrorCode
 from shared.job_status import JobStatus
 from shared.jobs import Job
-
-# A succeeded document job's translated documents, None once they have expired.
-DocumentReader = Callable[[Job], list[str | bytes] | None]
 
 
 def job_error(job: Job) -> dict[str, str]:
@@ -20,19 +18,22 @@ def job_error(job: Job) -> dict[str, str]:
     return job.error or {"code": ErrorCode.INTERNAL_ERROR.value, "message": "the job failed"}
 
 
-def job_view(job: Job, read_documents: DocumentReader | None = None) -> dict[str, Any]:
+def job_view(job: Job, documents: DocumentStore | None = None) -> dict[str, Any]:
     """The job's public body: its progress; once it has succeeded its result (a document job's: its translated
-    documents, read by `read_documents`, by default from the API's services), once it has failed its error."""
+    documents, from `documents`, by default the API's store), once it has failed its error."""
+    if documents is None:
+        from api import services  # the API's own store, where there is an app
+
+        documents = services().documents
     parts: dict[str, Any] = {}
     if job.warnings:
         parts["warnings"] = job.warnings
-    if job.has_document:
-        parts["document"] = DocumentLink(filename=job.filename or None, download=_download(job))
+    record = documents.record(job.id)
+    if record is not None:
+        parts["document"] = DocumentLink(filename=record.filename or None, download=download_url(job.id))
     if job.status == JobStatus.SUCCEEDED:
         parts["result"] = (
-            _document_result(job, read_documents or _stored_documents)
-            if job.has_document
-            else JobResult(translations=job.result or [])
+            _document_result(job, documents) if record is not None else JobResult(translations=job.result or [])
         )
     if job.status == JobStatus.FAILED:
         parts["error"] = job_error(job)
@@ -56,21 +57,12 @@ def job_view(job: Job, read_documents: DocumentReader | None = None) -> dict[str
     return view.model_dump(mode="json", exclude_unset=True)
 
 
-def _download(job: Job) -> str:
-    return f"/v1/jobs/{job.id}/document"
+def download_url(job_id: str) -> str:
+    return f"/v1/jobs/{job_id}/document"
 
 
-def _document_result(job: Job, read_documents: DocumentReader) -> JobResult:
+def _document_result(job: Job, documents: DocumentStore) -> JobResult:
     """A Word file is only downloaded; a text document's translation is in the job too (none once expired)."""
     if job.format == "docx":
-        return JobResult(document_url=_download(job))
-    return JobResult(document_url=_download(job), translations=read_documents(job) or [])
-
-
-def _stored_documents(job: Job) -> list[str | bytes] | None:
-    from api.document_jobs import documents_of  # the API's services: imported where they exist
-
-    try:
-        return documents_of(job)
-    except NotFound:
-        return None
+        return JobResult(document_url=download_url(job.id))
+    return JobResult(document_url=download_url(job.id), translations=documents.translated(job.id, job.format) or [])

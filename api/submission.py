@@ -17,6 +17,7 @@ from api.usage import Charge, charge
 from api.validation import TranslationRequest
 from shared.cache import normalise
 from shared.celery_factory import DOCUMENT_TASK, TRANSLATE_TASK
+from shared.document_store import DocumentRecord
 from shared.glossary import Glossary, cache_namespaces
 from shared.job_status import Creation, JobStatus
 from shared.jobs import Created, Idempotency, Job, Usage, new_job_id, utc_now
@@ -89,9 +90,6 @@ def _job(job_id: str, request: TranslationRequest, route: Route, owner: str, det
         owner=owner,
         route=route.key,
         format=request.format,
-        document=request.document,
-        filename=request.filename,
-        has_document=bool(request.document),
         callback_url=request.callback_url or "",
         detected=detected.public() if detected else {},
         glossary=request.glossary or {},
@@ -134,6 +132,7 @@ def _create(
             usage=usage,
             document_source=request.source,
             document_ttl=settings.document_ttl,
+            record_fields=DocumentRecord(request.document, request.filename).fields() if request.document else None,
         )
     except Exception:
         charged.refund()

@@ -10,7 +10,7 @@ from flask import Blueprint, jsonify, request
 from api import services
 from api.auth import client_id, owner_id
 from api.contract import ErrorBody, ErrorDetail, LegacyRequest, LegacyTranslation, TranslateRequest, Translations
-from api.document_jobs import documents_of
+from api.documents.job_documents import document_info, documents_of
 from api.errors import error_response
 from api.glossaries import with_glossary
 from api.job_view import job_error
@@ -57,7 +57,7 @@ def translate():  # type: ignore[no-untyped-def]
     timeout = req.timeout if req.timeout is not None else min(DEFAULT_WAIT, services().settings.wait_timeout)
     job = wait_for(job, timeout)
     if job.status == JobStatus.SUCCEEDED:
-        translations = documents_of(job) if job.has_document else job.result or []
+        translations = documents_of(job) if document_info(job) else job.result or []
         return Translations(translations=translations).model_dump()
     if job.status == JobStatus.FAILED:
         return _failed(job)

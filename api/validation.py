@@ -15,7 +15,7 @@ from pydantic import ValidationError as PydanticValidationError
 from werkzeug.exceptions import HTTPException
 
 from api import contract
-from api.document_jobs import DocumentUpload, document_upload
+from api.documents.job_documents import DocumentUpload, document_upload
 from api.errors import BadRequest, InvalidJson, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, ValidationError
 from shared.settings import Settings
 from shared.splitter import Segment, sentences, split_text
@@ -34,7 +34,7 @@ class TranslationRequest:
     target_lang: str | None = None
     callback_url: str | None = None  # POSTed the job's view once it is final (worker.callbacks)
     format: str = "text"
-    document: str = ""  # a document job's layout (JSON, api.document_jobs); its texts come from the stage
+    document: str = ""  # a document job's layout (JSON, api.documents.job_documents); its texts come from the stage
     filename: str = ""  # an uploaded document's file name
     source: bytes = b""  # a document job's sources, compressed
     characters: int = 0  # what the client's character quota is charged (shared.quota)

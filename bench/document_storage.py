@@ -20,7 +20,7 @@ import redis
 from api import create_app
 from bench.common import machine, table
 from devstack.redis_server import RedisServer
-from tests.documents import samples
+from tests.api.documents import samples
 from tests.stack import ROOT, stack_settings
 
 

@@ -45,6 +45,8 @@ def _env(settings: Settings) -> dict[str, str]:
 class WorkerProcess:
     """`celery -A worker.scheduling.celery_main worker --concurrency 1`, as production runs it."""
 
+    celery_app = "worker.scheduling.celery_main"  # what `celery -A` loads
+
     def __init__(
         self,
         settings: Settings,
@@ -86,7 +88,7 @@ class WorkerProcess:
             sys.executable,
             *launcher,
             "-A",
-            "worker.scheduling.celery_main",
+            self.celery_app,
             *(["--quiet"] if self.quiet else []),
             "worker",
             "--concurrency",
@@ -174,32 +176,17 @@ class WorkerProcess:
 
 
 class DocumentStageProcess(WorkerProcess):
-    """`celery -A api.document_stage worker --concurrency 1`: parses and renders documents (no model)."""
+    """`celery -A api.documents.stage worker --concurrency 1`: parses and renders documents (no model)."""
 
-    def _command(self) -> list[str]:
-        return [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "api.document_stage",
-            *(["--quiet"] if self.quiet else []),
-            "worker",
-            "--concurrency",
-            "1",
-            "--loglevel",
-            "INFO",
-            "-n",
-            f"{self.name}@%h",
-            "--without-gossip",
-            "--without-mingle",
-        ]
+    celery_app = "api.documents.stage"
 
     def is_ready(self) -> bool:
-        """Whether its pool process has started (and, with a log, set its limits)."""
-        if not self.child_pids():
+        """Whether its pool process is ready: it has set its own address-space limit (whatever the log level)."""
+        try:
+            inherited = psutil.Process(self.process.pid).rlimit(psutil.RLIMIT_AS) if self.process else None
+            return any(psutil.Process(pid).rlimit(psutil.RLIMIT_AS) != inherited for pid in self.child_pids())
+        except psutil.Error:  # a process gone meanwhile: not ready yet
             return False
-        return self.log_path is None or "document stage process" in self.log_tail(100_000)
 
 
 class ApiProcess:

@@ -12,7 +12,7 @@ from shared.routes import route_for
 from shared.settings import Settings
 
 TRANSLATE_TASK = "transq.translate_job"
-DOCUMENT_TASK = "transq.document_job"  # parse or render a document job (api.document_stage)
+DOCUMENT_TASK = "transq.document_job"  # parse or render a document job (api.documents.stage)
 
 
 def make_celery(settings: Settings, name: str = "transq") -> Celery:

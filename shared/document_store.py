@@ -1,11 +1,13 @@
 """A document job's data in the broker: its source and its translated documents, compressed, in keys of
-their own that live TRANSQ_DOCUMENT_TTL (the job record keeps only the document's layout), and the two
-steps of the document stage (api.document_stage) that move the job on: parsed and rendered."""
+their own that live TRANSQ_DOCUMENT_TTL; what its job record holds of it (the document's layout and file
+name, fields of the record that shared.jobs.Job does not read: DocumentRecord); and the two steps of the
+document stage (api.documents.stage) that move the job on: parsed and rendered."""
 
 from __future__ import annotations
 
 import json
 import zlib
+from dataclasses import dataclass
 from typing import Any
 
 from shared.job_scripts import PARSED, RENDERED
@@ -42,19 +44,33 @@ def unpack_documents(data: bytes, fmt: str, limit: int) -> list[str | bytes]:
     return [raw] if fmt == "docx" else json.loads(raw)
 
 
+@dataclass(frozen=True)
+class DocumentRecord:
+    """What a document job's record holds of its document: its layout (JSON: format, file name, sizes; the
+    units of each document once parsed) and the uploaded file name ('' when none was given)."""
+
+    layout: str
+    filename: str = ""
+
+    def fields(self) -> dict[str, str]:
+        """The record's fields (JobStore.create(record_fields=...))."""
+        return {"document": self.layout, **({"filename": self.filename} if self.filename else {})}
+
+
 class DocumentStore:
     """Reads a document job's stored data; moves it on once parsed or rendered (one atomic script each)."""
 
     def __init__(self, settings: Settings, keys: Keys):
-        client = broker_redis(settings)
+        self.client = broker_redis(settings)
         self.raw = broker_redis(settings, decode_responses=False)  # the compressed data
-        job_ttl, document_ttl, result_ttl = settings.job_ttl, settings.document_ttl, settings.result_ttl
-        self.keys = keys
-        self.job_ttl = job_ttl
-        self.document_ttl = document_ttl
-        self.result_ttl = result_ttl
-        self._parsed = client.register_script(PARSED)
-        self._rendered = client.register_script(RENDERED)
+        self.keys, self.settings = keys, settings
+        self._parsed = self.client.register_script(PARSED)
+        self._rendered = self.client.register_script(RENDERED)
+
+    def record(self, job_id: str) -> DocumentRecord | None:
+        """The job's document record; None for a job without a document (or none at all)."""
+        layout, filename = self.client.hmget(self.keys.job(job_id), ["document", "filename"])
+        return DocumentRecord(layout, filename or "") if layout else None
 
     def source(self, job_id: str) -> bytes | None:
         return self.raw.get(self.keys.document_source(job_id))
@@ -62,13 +78,20 @@ class DocumentStore:
     def output(self, job_id: str) -> bytes | None:
         return self.raw.get(self.keys.document_output(job_id))
 
+    def translated(self, job_id: str, fmt: str) -> list[str | bytes] | None:
+        """A rendered job's translated documents, one per source; None once they have expired."""
+        packed = self.output(job_id)
+        if packed is None:
+            return None
+        return unpack_documents(packed, fmt, self.settings.max_document_bytes * 64)
+
     def parsed(
         self, job_id: str, route: str, units: list[str], sentences: int, cached: int, layout: dict[str, Any]
     ) -> bool:
         """The job, parsed, joins its route's queue with the document's units as its texts."""
         args = [
             job_id,
-            self.job_ttl,
+            self.settings.job_ttl,
             json.dumps(units, ensure_ascii=False),
             sentences,
             cached,
@@ -78,7 +101,8 @@ class DocumentStore:
 
     def rendered(self, job_id: str, packed: bytes, fields: dict[str, str]) -> bool:
         """The job succeeds with its translated documents (`packed`, see pack_documents)."""
-        args: list[Any] = [job_id, utc_now(), packed, self.document_ttl, min(self.document_ttl, self.result_ttl)]
+        document_ttl = self.settings.document_ttl
+        args: list[Any] = [job_id, utc_now(), packed, document_ttl, min(document_ttl, self.settings.result_ttl)]
         for pair in fields.items():
             args.extend(pair)
         keys = [self.keys.job(job_id), self.keys.document_output(job_id), self.keys.document_source(job_id)]

@@ -18,10 +18,11 @@ from shared.job_scripts import CLAIM, CREATE, FORGET, LAPSED, PARK, PROGRESS, RE
 from shared.job_status import ClaimOutcome, Creation, JobStatus, Move
 from shared.keys import Keys
 
-# What a job record is read with: every field Job.from_hash reads except the document (possibly megabytes).
+# What a job record is read with: every field Job.from_hash reads (a document job's own fields are read by
+# shared.document_store).
 _RECORD_FIELDS = (
     "id status texts model created_at sentences_total sentences_done cached_sentences started_at finished_at "
-    "result error attempts submitted owner route format filename warnings callback_url detected glossary"
+    "result error attempts submitted owner route format warnings callback_url detected glossary"
 ).split() + list(CALLBACK_FIELDS)
 
 
@@ -63,12 +64,7 @@ class Job:
     submitted: float = field(default_factory=time.time)
     owner: str = ""  # who created it (an API key's digest) when keys are on; only they can see it
     route: str = ""  # the route (model and settings) that translates it: see shared.routes
-    format: str = "text"  # text, html, markdown, srt or docx (api.documents)
-    # A document job's layout (JSON, api.document_jobs; its texts are the document's units once parsed); its
-    # source and translated documents are kept compressed in keys of their own (shared.document_store).
-    document: str = ""
-    filename: str = ""  # a document job's uploaded file name
-    has_document: bool = False
+    format: str = "text"  # text, html, markdown, srt or docx (api.documents.formats)
     warnings: list[dict[str, Any]] = field(default_factory=list)  # translations retried or left suspect
     callback_url: str = ""  # POSTed the job's view once it is final (worker.callbacks)
     callback: dict[str, Any] = field(default_factory=dict)  # that delivery's state (shared.callback_state)
@@ -95,9 +91,6 @@ class Job:
             owner=data.get("owner", ""),
             route=data.get("route", ""),
             format=data.get("format", "text"),
-            document=data.get("document", ""),
-            filename=data.get("filename", ""),
-            has_document=bool(data.get("document") or data.get("has_document")),
             warnings=json.loads(data["warnings"]) if data.get("warnings") else [],
             callback_url=data.get("callback_url", ""),
             callback=delivery_state(data),
@@ -121,10 +114,6 @@ class Job:
             "route": self.route,
             "format": self.format,
         }
-        if self.document:
-            fields["document"] = self.document
-        if self.filename:
-            fields["filename"] = self.filename
         if self.callback_url:
             fields["callback_url"] = self.callback_url
         if self.detected:
@@ -215,11 +204,13 @@ class JobStore:
         usage: Usage | None = None,
         document_source: bytes = b"",
         document_ttl: int = 0,
+        record_fields: dict[str, str] | None = None,
     ) -> Created:
         """Store a job in one atomic call: a queued one joins its route's pending set (unless `max_queue`
         jobs already wait there), a finished one gets the result TTL; the idempotency key is set in the
         same call, unless it already names a job. A document job (status parsing) stores its compressed
-        source for `document_ttl`s. With `usage`, the job's bytes count against its client's storage limit
+        source for `document_ttl`s, and `record_fields` (its layout and file name: shared.document_store) in
+        its record. With `usage`, the job's bytes count against its client's storage limit
         ('over_quota', nothing written, when it would go over)."""
         waiting = job.status in (JobStatus.QUEUED, JobStatus.PARSING)
         args: list[Any] = [
@@ -232,7 +223,7 @@ class JobStore:
             f"{usage.key} {usage.limit} {document_ttl or self.job_ttl}" if usage else "",
             document_source,
         ]
-        for pair in job.to_hash().items():
+        for pair in {**job.to_hash(), **(record_fields or {})}.items():
             args.extend(pair)
         idem_key = idempotency.key if idempotency else self.keys.job(job.id)
         keys = [
@@ -263,26 +254,17 @@ class JobStore:
         self._forget(keys=keys, args=[job.id])
 
     def get(self, job_id: str) -> Job | None:
-        """The job's record, without its document (see `document`)."""
         return self.get_many([job_id])[0]
 
     def get_many(self, job_ids: list[str]) -> list[Job | None]:
         pipe = self.client.pipeline(transaction=False)
         for job_id in job_ids:
             pipe.hmget(self.keys.job(job_id), _RECORD_FIELDS)
-            pipe.hexists(self.keys.job(job_id), "document")
-        replies = pipe.execute()
         jobs: list[Job | None] = []
-        for values, has_document in zip(replies[0::2], replies[1::2]):
+        for values in pipe.execute():
             data = {name: value for name, value in zip(_RECORD_FIELDS, values) if value is not None}
-            jobs.append(
-                Job.from_hash({**data, "has_document": "1" if has_document else ""}) if data.get("status") else None
-            )
+            jobs.append(Job.from_hash(data) if data.get("status") else None)
         return jobs
-
-    def document(self, job_id: str) -> str:
-        """A document job's layout (JSON, api.document_jobs)."""
-        return self.client.hget(self.keys.job(job_id), "document") or ""
 
     def statuses(self, job_ids: list[str]) -> list[str | None]:
         pipe = self.client.pipeline(transaction=False)

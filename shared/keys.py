@@ -52,7 +52,7 @@ class Keys:
 
     @property
     def documents_queue(self) -> str:
-        """The Celery queue of the document stage (parsing and rendering, api.document_stage)."""
+        """The Celery queue of the document stage (parsing and rendering, api.documents.stage)."""
         return f"{self.prefix}documents"
 
     def document_source(self, job_id: str) -> str:

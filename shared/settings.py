@@ -276,8 +276,12 @@ class Settings:
                 raise ValueError(f"TRANSQ_REDIS_SENTINELS={self.redis_sentinels!r}: expected host:port,host:port")
         if self.languages and not re.fullmatch(r"[A-Za-z]{2,3}-[A-Za-z]{2,3}", self.languages):
             raise ValueError(f"TRANSQ_LANGUAGES={self.languages!r}: expected a pair such as zh-en")
-        if not re.fullmatch(r"(\s*[^=,\s]+\s*=\s*\d+\s*/\s*\d+\s*)?(,(\s*[^=,\s]+\s*=\s*\d+\s*/\s*\d+\s*)?)*", self.quota_overrides):
-            raise ValueError(f"TRANSQ_QUOTA_OVERRIDES={self.quota_overrides!r}: expected <client>=<per day>/<per month>,...")
+        if not re.fullmatch(
+            r"(\s*[^=,\s]+\s*=\s*\d+\s*/\s*\d+\s*)?(,(\s*[^=,\s]+\s*=\s*\d+\s*/\s*\d+\s*)?)*", self.quota_overrides
+        ):
+            raise ValueError(
+                f"TRANSQ_QUOTA_OVERRIDES={self.quota_overrides!r}: expected <client>=<per day>/<per month>,..."
+            )
         if self.default_pair and not re.fullmatch(r"[a-z]{2,3}-[a-z]{2,3}", self.default_pair):
             raise ValueError(f"TRANSQ_DEFAULT_PAIR={self.default_pair!r}: expected a pair such as zh-en")
         positive = (

@@ -42,7 +42,7 @@ from api.contract.views import (
     Translations,
     Usage,
 )
-from api.documents import FORMATS, MEDIA_TYPES
+from api.documents.formats import FORMATS, MEDIA_TYPES
 from shared.settings import Settings
 
 REQUESTS = (

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from api.contract.fields import GLOSSARY_ID_PATTERN, CallbackUrl, GlossaryTerms, Language, Seconds, Text, refused
-from api.documents import FORMATS, TEXT_FORMATS
+from api.documents.formats import FORMATS, TEXT_FORMATS
 
 # What a multipart form's own fields (format, languages, boundaries) may add to TRANSQ_MAX_DOCUMENT_BYTES.
 FORM_FIELDS_BYTES = 65536

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from api.documents import FORMATS
+from api.documents.formats import FORMATS
 from shared.error_codes import ErrorCode
 from shared.job_status import JobStatus
 from shared.jobs import JOB_ID_PATTERN

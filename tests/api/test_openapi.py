@@ -27,7 +27,7 @@ def conforms(spec, name, body):
 
 
 def test_job_and_error_bodies_match_their_schemas(client):
-    from tests.documents import samples
+    from tests.api.documents import samples
 
     spec = client.get("/openapi.json").get_json()
     assert spec["openapi"].startswith("3.1")

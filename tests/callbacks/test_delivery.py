@@ -9,7 +9,9 @@ import os
 import signal
 
 from api.job_view import job_view
+from shared.document_store import DocumentStore
 from shared.jobs import JobStore
+from shared.keys import Keys
 from tests.callbacks.conftest import (
     ROUTE,
     SECRET,
@@ -42,7 +44,7 @@ def test_a_finished_job_is_posted_to_its_callback_signed(receiver, store, settin
     assert got.path == "/hooks/transq?from=test"
     assert got.headers["Content-Type"] == "application/json" and got.headers["X-Transq-Job"] == job.id
     view = json.loads(got.body)
-    expected = job_view(store.get(job.id))
+    expected = job_view(store.get(job.id), DocumentStore(settings, Keys(settings.key_prefix)))
     expected.pop("callback")
     assert view == expected  # the job's view, as GET /v1/jobs/<id> answers (less its callback's own state)
     assert view["status"] == "succeeded" and view["result"] == {"translations": ["Hello."]}

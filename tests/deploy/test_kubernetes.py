@@ -271,7 +271,7 @@ def test_the_document_stage_runs_in_every_overlay_with_the_apis_image_and_settin
     (container,) = pod["containers"]
     service = COMPOSE["services"]["document"]
     assert container["command"] == compose_document_command()
-    assert container["command"][:3] == ["celery", "-A", "api.document_stage"]
+    assert container["command"][:3] == ["celery", "-A", "api.documents.stage"]
     assert container["image"] == api["image"]
     assert container["envFrom"] == api["envFrom"]
     env = environment(docs, container)
@@ -289,7 +289,7 @@ def test_the_document_stage_runs_in_every_overlay_with_the_apis_image_and_settin
     for probe in ("readinessProbe", "livenessProbe"):
         command = container[probe]["exec"]["command"]
         assert command[:2] == ["sh", "-c"]
-        assert "celery -A api.document_stage inspect ping --timeout 5" in command[2]
+        assert "celery -A api.documents.stage inspect ping --timeout 5" in command[2]
         assert '-d "celery@$HOSTNAME"' in command[2]
         assert container[probe]["timeoutSeconds"] > 5
     assert container["securityContext"]["readOnlyRootFilesystem"] is True

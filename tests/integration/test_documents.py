@@ -11,9 +11,9 @@ import time
 import pytest
 import requests
 
+from tests.api.documents import samples
+from tests.api.documents.shapes import docx_shape, html_shape, markdown_shape, srt_shape
 from tests.conftest import Stack
-from tests.documents import samples
-from tests.documents.shapes import docx_shape, html_shape, markdown_shape, srt_shape
 from tests.stack import ROOT
 from worker.model.output_guard import problem
 

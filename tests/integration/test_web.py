@@ -120,8 +120,8 @@ def test_upload_a_document_and_download_its_translation(stack, browser, tmp_path
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
-    from tests.documents import samples
-    from tests.documents.shapes import markdown_shape
+    from tests.api.documents import samples
+    from tests.api.documents.shapes import markdown_shape
 
     source = tmp_path / "notes.md"
     source.write_text(samples.MARKDOWN, encoding="utf-8")

@@ -1,16 +1,16 @@
 """RELIABILITY 64-66: a translation never changes a document's structure, and a SubRip file reads the same
 whatever its newlines. Each renderer gets adversarial stand-in translations (line breaks, blank lines,
 block markers, timing lines, markup) and its output is read back by the format's own parser: the
-structure must be the source's (tests/documents/shapes.py)."""
+structure must be the source's (tests/api/documents/shapes.py)."""
 
 import itertools
 
 import pytest
 import srt
 
-from api.documents import prepare
-from tests.documents import samples
-from tests.documents.shapes import html_shape, markdown_shape, srt_shape
+from api.documents.formats import prepare
+from tests.api.documents import samples
+from tests.api.documents.shapes import html_shape, markdown_shape, srt_shape
 
 HOSTILE = [
     "# A heading\n\n- a list item",
@@ -33,33 +33,26 @@ HOSTILE = [
 ]
 
 
-def adversarial(units: list[str]) -> list[str]:
-    return [text for text, _ in zip(itertools.cycle(HOSTILE), units)]
+def adversarial(units: list[str], shift: int = 0) -> list[str]:
+    """A stand-in translation per unit: the hostile ones in turn, from the `shift`-th."""
+    return [text for text, _ in zip(itertools.islice(itertools.cycle(HOSTILE), shift, None), units)]
 
 
 @pytest.mark.parametrize("shift", range(len(HOSTILE)))
-def test_64_markdown_translations_never_start_a_block(shift):
-    prepared = prepare("markdown", samples.MARKDOWN, 300)
-    translations = (HOSTILE[shift:] + HOSTILE[:shift]) * 4
-    output = prepared.render(translations[: len(prepared.units)])
-    assert markdown_shape(output) == markdown_shape(samples.MARKDOWN), output
-
-
-@pytest.mark.parametrize("shift", range(len(HOSTILE)))
-def test_65_subrip_translations_never_end_a_cue(shift):
-    prepared = prepare("srt", samples.SRT, 300)
-    translations = (HOSTILE[shift:] + HOSTILE[:shift]) * 4
-    output = prepared.render(translations[: len(prepared.units)])
-    assert srt_shape(output) == srt_shape(samples.SRT), output
-    assert all(line.strip() for cue in srt.parse(output) for line in cue.content.split("\n"))
-
-
-@pytest.mark.parametrize("shift", range(len(HOSTILE)))
-def test_64_html_translations_stay_text(shift):
-    prepared = prepare("html", samples.HTML, 300)
-    translations = (HOSTILE[shift:] + HOSTILE[:shift]) * 4
-    output = prepared.render(translations[: len(prepared.units)])
-    assert html_shape(output) == html_shape(samples.HTML), output
+@pytest.mark.parametrize(
+    "fmt, source, shape",
+    [
+        ("markdown", samples.MARKDOWN, markdown_shape),  # 64: never starts a block
+        ("srt", samples.SRT, srt_shape),  # 65: never ends a cue
+        ("html", samples.HTML, html_shape),  # 64: stays text
+    ],
+)
+def test_64_65_translations_never_change_the_structure(fmt, source, shape, shift):
+    prepared = prepare(fmt, source, 300)
+    output = prepared.render(adversarial(prepared.units, shift))
+    assert shape(output) == shape(source), output
+    if fmt == "srt":  # no blank line inside a cue
+        assert all(line.strip() for cue in srt.parse(output) for line in cue.content.split("\n"))
 
 
 @pytest.mark.parametrize("newline", ["\r", "\r\n", "mixed"])

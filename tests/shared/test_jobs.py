@@ -20,7 +20,13 @@ def store(redis_client):
 
 def new_job(text: str = "你好。") -> Job:
     return Job(
-        id=new_job_id(), status=JobStatus.QUEUED, texts=[text], model="m", created_at=utc_now(), sentences_total=1, route=ROUTE
+        id=new_job_id(),
+        status=JobStatus.QUEUED,
+        texts=[text],
+        model="m",
+        created_at=utc_now(),
+        sentences_total=1,
+        route=ROUTE,
     )
 
 
@@ -193,13 +199,12 @@ def test_progress_never_recreates_an_expired_job(store, redis_client):
     assert not redis_client.exists(Keys().job("0" * 32))
 
 
-def test_a_document_is_stored_with_its_job_but_read_on_its_own(store, redis_client):
-    job = new_job()
-    job.format, job.document, job.filename, job.has_document = "html", '{"sources": ["<p>x</p>"]}', "a.html", True
-    store.create(job)
-    read = store.get(job.id)
-    assert read.document == "" and read.has_document and read.filename == "a.html" and read.format == "html"
-    assert store.document(job.id) == job.document
-    plain = make_job(store)
-    assert not store.get(plain.id).has_document and store.document(plain.id) == ""
-    assert store.get_many([job.id, "0" * 32, plain.id])[1] is None
+def test_get_many_reads_each_job_or_none(store):
+    first, second = make_job(store), make_job(store)
+    read = store.get_many([first.id, "0" * 32, second.id])
+    assert read[1] is None and [read[0].id, read[2].id] == [first.id, second.id]
+
+
+def test_job_ids_are_recognised_and_nothing_else_is():
+    assert is_job_id(new_job_id())
+    assert not any(is_job_id(v) for v in ("0" * 31, "0" * 33, "G" * 32, "A" * 32, 7, None, ["0" * 32], "0" * 32 + "\n"))

@@ -4,6 +4,7 @@ finishes, released when the data expires or the job is forgotten."""
 
 import time
 
+from shared.document_store import DocumentRecord
 from shared.error_codes import ErrorCode
 from shared.job_status import JobStatus
 from shared.jobs import Job, JobStore, Usage, new_job_id, utc_now
@@ -40,8 +41,8 @@ def test_a_document_is_charged_and_what_a_finished_job_no_longer_holds_is_releas
     store = JobStore(redis_client, KEYS, job_ttl=100, result_ttl=50)
     usage = Usage(KEYS.usage("key:a"), 0)
     document = job([], status=JobStatus.PARSING)
-    document.document = '{"format": "markdown"}'
-    store.create(document, usage=usage, document_source=b"x" * 20_000, document_ttl=30)
+    record = DocumentRecord('{"format": "markdown"}', "a.md")
+    store.create(document, usage=usage, document_source=b"x" * 20_000, document_ttl=30, record_fields=record.fields())
     assert redis_client.ttl(KEYS.document_source(document.id)) == 30
     assert 20_000 < held(redis_client, "key:a") < 21_000
     store.fail(document.id, ErrorCode.INVALID_DOCUMENT, "bad")

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import redis
 
-from api.job_view import DocumentReader, job_view
+from api.job_view import job_view
 from shared.callback_policy import CallbackRefused, check_callback_url
-from shared.document_store import DocumentStore, unpack_documents
-from shared.jobs import Job, JobStore
+from shared.document_store import DocumentStore
+from shared.jobs import JobStore
 from shared.keys import Keys
 from shared.redis_client import broker_redis
 from shared.settings import Settings
@@ -43,16 +43,6 @@ def retry_delay(settings: Settings, attempt: int) -> float:
     return delay * random.uniform(0.9, 1.1)
 
 
-def translated_documents(documents: DocumentStore, settings: Settings) -> DocumentReader:
-    """What a document job's view shows of its translated documents, read from the broker."""
-
-    def read(job: Job) -> list[str | bytes] | None:
-        packed = documents.output(job.id)
-        return None if packed is None else unpack_documents(packed, job.format, settings.max_document_bytes * 64)
-
-    return read
-
-
 class Deliverer:
     def __init__(self, settings: Settings, client: redis.Redis | None = None):
         self.settings = settings
@@ -60,7 +50,7 @@ class Deliverer:
         client = client or broker_redis(settings)
         self.outbox = Outbox(client, keys)
         self.store = JobStore(client, keys, settings.job_ttl, settings.result_ttl)
-        self.read_documents = translated_documents(DocumentStore(settings, keys), settings)
+        self.documents = DocumentStore(settings, keys)
         self.stopping = threading.Event()
 
     def run(self) -> None:
@@ -109,7 +99,7 @@ class Deliverer:
             else:
                 self._retry(attempt, str(refused), None)
             return
-        view = job_view(job, self.read_documents)
+        view = job_view(job, self.documents)
         view.pop("callback", None)  # the delivery's own state is not news to its receiver
         body = json.dumps(view, ensure_ascii=False, separators=(",", ":")).encode()
         headers = signed_headers(self.settings.callback_secret, body)

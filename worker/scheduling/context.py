@@ -33,6 +33,7 @@ class WorkerContext:
         self.settings = settings
         backends = Backends.connect(settings)
         self.keys, self.redis = backends.keys, backends.redis
+        self.documents = backends.documents  # a document job, once translated, is rendered by the document stage
         self.cache, self.stats, self.registry = backends.cache, backends.stats, backends.registry
         self.broker = BrokerHealth()
         self.store = RetryingStore(backends.store, self.broker)

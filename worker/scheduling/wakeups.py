@@ -1,5 +1,5 @@
 """The messages a worker sends: a new wake-up for a waiting job (it queues behind the messages already
-waiting), and a translated document job to the document stage (api.document_stage)."""
+waiting), and a translated document job to the document stage (api.documents.stage)."""
 
 from __future__ import annotations
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import html
 
-from api.documents.html_tokens import Token, tokenize
-from api.documents.limits import Budget, DocumentLimits
-from api.documents.runs import TextRun, TranslatedRun, with_markup
+from api.documents.formats.html_tokens import Token, tokenize
+from api.documents.formats.limits import Budget, DocumentLimits
+from api.documents.formats.placement import TranslatedRun, with_markup
+from api.documents.formats.runs import TextRun
 
 INLINE = frozenset(
     "a abbr b bdi bdo big cite data del dfn em font i ins label mark q rp rt ruby s small span strike "

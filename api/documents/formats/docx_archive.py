@@ -12,8 +12,8 @@ import zlib
 
 from lxml import etree
 
-from api.documents.errors import DocumentError, DocumentTooComplex
-from api.documents.limits import Budget, DocumentLimits
+from api.documents.formats.errors import DocumentError, DocumentTooComplex
+from api.documents.formats.limits import Budget, DocumentLimits
 
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _COUNTED = (f"{_W}p", f"{_W}r", f"{_W}tc")

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from api.download_names import MAX_NAME_CHARS, content_disposition, download_name
+from api.documents.download_names import MAX_NAME_CHARS, content_disposition, download_name
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,7 @@
 """Jobs that translate documents: what the API stores of an upload, and the translated documents read back.
 
 The API never parses or renders a document: it stores the source compressed (shared.document_store) and
-the document stage (api.document_stage, its own memory- and time-limited process) parses it into the
+the document stage (api.documents.stage, its own memory- and time-limited process) parses it into the
 job's texts (the document's units) and, once they are translated, renders and stores the translated
 documents, which the API only reads.
 """
@@ -14,7 +14,8 @@ from typing import Any
 
 from api import services
 from api.errors import ApiError, NotFound
-from shared.document_store import pack_documents, unpack_documents
+from api.job_view import download_url
+from shared.document_store import pack_documents
 from shared.error_codes import ErrorCode
 from shared.jobs import Job
 
@@ -49,7 +50,23 @@ def document_upload(
 def documents_of(job: Job) -> list[str | bytes]:
     """The translated documents of a succeeded document job, one per source, as the document stage stored
     them (404 once they have expired)."""
-    packed = services().documents.output(job.id)
-    if packed is None:
+    found = services().documents.translated(job.id, job.format)
+    if found is None:
         raise NotFound(f"the translated documents of job {job.id} have expired (TRANSQ_DOCUMENT_TTL)")
-    return unpack_documents(packed, job.format, services().settings.max_document_bytes * 64)
+    return found
+
+
+@dataclass(frozen=True)
+class DocumentInfo:
+    """What the job view shows of a document job's document: its uploaded file name and where it downloads."""
+
+    filename: str | None
+    download: str
+
+
+def document_info(job: Job) -> DocumentInfo | None:
+    """The document of a document job; None for a job of texts (one read of its record)."""
+    record = services().documents.record(job.id)
+    if record is None:
+        return None
+    return DocumentInfo(record.filename or None, download_url(job.id))

@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from tests.documents import samples
+from tests.api.documents import samples
 
 
 def upload(client, name, data, **fields):  # type: ignore[no-untyped-def]

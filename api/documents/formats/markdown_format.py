@@ -15,8 +15,9 @@ import re
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from api.documents.limits import Budget, DocumentLimits
-from api.documents.runs import OPEN, POINT, TextRun, TranslatedRun, with_markup
+from api.documents.formats.limits import Budget, DocumentLimits
+from api.documents.formats.placement import TranslatedRun, with_markup
+from api.documents.formats.runs import OPEN, POINT, TextRun
 
 _PARSER = MarkdownIt("commonmark").enable("table").enable("strikethrough")
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|&~])")

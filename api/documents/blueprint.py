@@ -10,9 +10,9 @@ from werkzeug.formparser import parse_form_data
 
 from api import services
 from api.auth import client_id, owner_id
-from api.document_jobs import InvalidDocument, document_upload, documents_of
-from api.documents import EXTENSIONS, FILE_EXTENSIONS, FORMATS, MEDIA_TYPES, DocumentError, decode_text
-from api.download_names import content_disposition, download_name
+from api.documents.download_names import content_disposition, download_name
+from api.documents.formats import EXTENSIONS, FILE_EXTENSIONS, FORMATS, MEDIA_TYPES, DocumentError, decode_text
+from api.documents.job_documents import InvalidDocument, document_info, document_upload, documents_of
 from api.errors import BadRequest, Conflict, NotFound, PayloadTooLarge, UnsupportedMediaType, ValidationError
 from api.job_view import job_view
 from api.jobs import load_job
@@ -103,7 +103,8 @@ def _format_of(named: str | None, filename: str | None, media_type: str) -> str:
 def download_document(job_id: str):  # type: ignore[no-untyped-def]
     """The translated document of a succeeded job, in its own format, as an attachment."""
     job = load_job(job_id)
-    if not job.has_document:
+    info = document_info(job)
+    if info is None:
         raise NotFound(f"job {job_id} has no document: its translations are in the job itself")
     if job.status != JobStatus.SUCCEEDED:
         raise Conflict(f"job {job_id} is {job.status}: its document is ready once it has succeeded")
@@ -112,6 +113,6 @@ def download_document(job_id: str):  # type: ignore[no-untyped-def]
         raise Conflict(f"job {job_id} has {len(documents)} documents: they are in the job's result")
     data = documents[0]
     body = data.encode("utf-8") if isinstance(data, str) else data
-    name = download_name(job.filename or None, job.id, FILE_EXTENSIONS[job.format], job.route)
+    name = download_name(info.filename, job.id, FILE_EXTENSIONS[job.format], job.route)
     headers = {"Content-Disposition": content_disposition(name)}
     return Response(body, content_type=MEDIA_TYPES[job.format], headers=headers)  # its charset named once

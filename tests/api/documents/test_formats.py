@@ -8,9 +8,9 @@ import io
 import docx
 import pytest
 
-from api.documents import DocumentError, prepare
-from tests.documents import samples
-from tests.documents.shapes import docx_shape, html_shape, markdown_shape, srt_shape
+from api.documents.formats import DocumentError, prepare
+from tests.api.documents import samples
+from tests.api.documents.shapes import docx_shape, html_shape, markdown_shape, srt_shape
 
 WORDS = ["alpha", "beta*", "gamma_", "[delta]", "<eps>", "zeta & eta", "theta|iota"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from api.documents.errors import DocumentTooComplex
+from api.documents.formats.errors import DocumentTooComplex
 
 MIB = 1 << 20
 

@@ -18,10 +18,11 @@ from docx.text.paragraph import Paragraph
 from docx.text.run import Run
 from lxml import etree
 
-from api.documents.docx_archive import check_archive
-from api.documents.errors import DocumentError
-from api.documents.limits import DocumentLimits
-from api.documents.runs import TextRun, TranslatedRun
+from api.documents.formats.docx_archive import check_archive
+from api.documents.formats.errors import DocumentError
+from api.documents.formats.limits import DocumentLimits
+from api.documents.formats.placement import TranslatedRun
+from api.documents.formats.runs import TextRun
 
 # Runs holding only these are text; a run with anything else (a picture, a field) is left alone.
 _TEXT_CHILDREN = {qn(tag) for tag in ("w:rPr", "w:t", "w:tab", "w:br", "w:cr", "w:noBreakHyphen", "w:softHyphen")}

@@ -13,7 +13,7 @@ import html
 import re
 from dataclasses import dataclass
 
-from api.documents.limits import Budget
+from api.documents.formats.limits import Budget
 
 _OPENER = re.compile(r"<[a-zA-Z!/?]")
 _NAME = re.compile(r"[^\t\n\f\r />]*")

@@ -8,10 +8,11 @@ import re
 
 import srt
 
-from api.documents.errors import DocumentError, DocumentTooComplex
-from api.documents.html_format import MarkupDocument, parse_markup
-from api.documents.limits import Budget, DocumentLimits
-from api.documents.runs import TextRun, TranslatedRun
+from api.documents.formats.errors import DocumentError, DocumentTooComplex
+from api.documents.formats.html_format import MarkupDocument, parse_markup
+from api.documents.formats.limits import Budget, DocumentLimits
+from api.documents.formats.placement import TranslatedRun
+from api.documents.formats.runs import TextRun
 
 _NEWLINES = re.compile(r"\r\n?")
 

@@ -1,6 +1,6 @@
 """The document stage's work on one job: parse its stored sources into the job's texts (queued for the
 translation workers, or finished at once when every sentence is cached), and render the translated
-documents once those texts are translated. Runs only in the document stage's process (api.document_stage),
+documents once those texts are translated. Runs only in the document stage's process (api.documents.stage),
 under its time and memory limits, never in the API's request workers."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from api.app_services import Services
-from api.documents import DocumentError, DocumentLimits, DocumentTooComplex, Prepared, prepare
+from api.documents.formats import DocumentError, DocumentLimits, DocumentTooComplex, Prepared, prepare
 from api.errors import ApiError
 from api.validation import _split
 from shared.cache import normalise
@@ -39,7 +39,8 @@ def run_document_job(services: Services, job_id: str) -> str:
     job = services.store.get(job_id)
     if job is None or job.status not in (JobStatus.PARSING, JobStatus.RENDERING):
         return ""
-    layout = json.loads(services.store.document(job_id) or "{}")
+    record = services.documents.record(job_id)
+    layout = json.loads(record.layout) if record else {}
     packed = services.documents.source(job_id)
     if packed is None or not layout:
         raise StageFailure(

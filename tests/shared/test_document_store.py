@@ -1,0 +1,29 @@
+"""A document job's record against a real Redis: its layout and file name are stored with the job, in
+fields the job store does not read (shared.jobs.Job carries nothing of a document), and read back by the
+document store."""
+
+from shared.document_store import DocumentRecord, DocumentStore
+from shared.job_status import JobStatus
+from shared.jobs import Job, JobStore, new_job_id, utc_now
+from shared.keys import Keys
+from tests.stack import stack_settings
+
+
+def test_a_document_is_stored_with_its_job_but_read_on_its_own(redis_server, redis_client, tmp_path):
+    settings = stack_settings(redis_server.url, tmp_path / "no-model")
+    jobs, documents = JobStore(redis_client, Keys(), 100, 50), DocumentStore(settings, Keys())
+    document, plain = (
+        Job(id=new_job_id(), status=status, texts=[], model="m", created_at=utc_now(), sentences_total=0, format="html")
+        for status in (JobStatus.PARSING, JobStatus.QUEUED)
+    )
+    record = DocumentRecord('{"format": "html", "filename": "a.html"}', "a.html")
+    jobs.create(document, record_fields=record.fields())
+    jobs.create(plain)
+    assert documents.record(document.id) == record
+    assert documents.record(plain.id) is None and documents.record("0" * 32) is None
+    assert jobs.get(document.id).format == "html"
+    unnamed = Job(
+        id=new_job_id(), status=JobStatus.PARSING, texts=[], model="m", created_at=utc_now(), sentences_total=0
+    )
+    jobs.create(unnamed, record_fields=DocumentRecord("{}").fields())
+    assert documents.record(unnamed.id) == DocumentRecord("{}", "")
