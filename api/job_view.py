@@ -9,8 +9,8 @@ from api.contract import CallbackDelivery, Detection, DocumentLink, JobResult, J
 from shared.callback_state import callback_view, delivery_state
 from shared.document_store import DocumentStore
 from shared.error_codes import ErrorCode
+from shared.job_record import Job
 from shared.job_status import JobStatus
-from shared.jobs import Job
 
 
 def job_error(job: Job) -> dict[str, str]:

@@ -11,8 +11,8 @@ from api.glossaries import with_glossary
 from api.job_view import job_view
 from api.submission import submit
 from api.validation import parse_translation_request, read_json_object
+from shared.job_record import Job, is_job_id
 from shared.job_status import Move
-from shared.jobs import Job, is_job_id
 
 bp = Blueprint("jobs", __name__, url_prefix="/v1/jobs")
 

@@ -19,8 +19,9 @@ from shared.cache import normalise
 from shared.celery_factory import DOCUMENT_TASK, TRANSLATE_TASK
 from shared.document_store import DocumentRecord
 from shared.glossary import Glossary, cache_namespaces
+from shared.job_record import Job, new_job_id, utc_now
 from shared.job_status import Creation, JobStatus
-from shared.jobs import Created, Idempotency, Job, Usage, new_job_id, utc_now
+from shared.jobs import Created, Idempotency, Usage
 from shared.replication import wait_for_replica
 from shared.routes import Route
 from shared.splitter import join_translations

@@ -18,8 +18,8 @@ from api.jobs import job_response
 from api.submission import submit
 from api.validation import parse_translation_request, read_json_object
 from shared.error_codes import ErrorCode, job_failure_status
+from shared.job_record import Job
 from shared.job_status import JobStatus
-from shared.jobs import Job
 
 bp = Blueprint("translate", __name__)
 DEFAULT_WAIT = 10.0

@@ -2,7 +2,7 @@
 
 The record's fields: `callback_url` (written at creation), then, once the job is final, `callback_state`
 (pending, delivered or failed; set to pending by the script that makes the job final, shared.job_scripts
-_OUTBOX), `callback_since` (Redis time, s, when it became due), `callback_attempts`, `callback_last_status`
+OUTBOX), `callback_since` (Redis time, s, when it became due), `callback_attempts`, `callback_last_status`
 (the receiver's last HTTP status) and `callback_last_error` (what went wrong last), written by the
 deliverer (worker.callbacks.outbox)."""
 

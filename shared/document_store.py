@@ -10,8 +10,8 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
+from shared.job_record import utc_now
 from shared.job_scripts import PARSED, RENDERED
-from shared.jobs import utc_now
 from shared.keys import Keys
 from shared.redis_client import broker_redis
 from shared.settings import Settings

@@ -12,7 +12,7 @@ from typing import Any
 import redis
 
 from shared.glossary import Glossary
-from shared.jobs import new_job_id, utc_now
+from shared.job_record import new_job_id, utc_now
 from shared.keys import Keys
 
 # KEYS: the owner's index, the record. ARGV: the cap, the id, the time, the record. 1: stored; 0: at the cap.

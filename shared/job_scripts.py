@@ -11,12 +11,12 @@ _RANKS = lua_rank_table()
 # the claimant; a worker's later writes for the job carry it, and a script refuses them once the job has been
 # claimed again (its worker was cut off or stalled past its lease and another took the job over). '' = none
 # (the API's cancel). Used as `if fenced(KEYS[1], token) then return ... end`.
-_FENCE = "local function fenced(job, token) return token ~= '' and redis.call('HGET', job, 'fence') ~= token end\n"
+FENCE = "local function fenced(job, token) return token ~= '' and redis.call('HGET', job, 'fence') ~= token end\n"
 
 # The callback outbox (worker.callbacks): a job that carries a `callback_url` enters the due set (shared.keys
 # Keys.callbacks_due) in the same script that makes it final, so no callback can be lost between the two.
 # Used as `callback_due(job key, id, due set)` right after a job becomes final.
-_OUTBOX = """
+OUTBOX = """
 local function callback_due(job, id, due)
   if redis.call('HEXISTS', job, 'callback_url') == 0 then return end
   if redis.call('HEXISTS', job, 'callback_state') == 1 then return end
@@ -31,7 +31,7 @@ end
 # expires, and its total in `<set>:bytes`. Entries whose time has come are released on the client's next
 # submission; a job's entry changes with its record (its texts go when it finishes) and goes with its data.
 # A counter is decremented before its entries go: at maxmemory that write (the first) is refused, not half.
-_USAGE = """
+USAGE = """
 local function usage_release(z, now)
   local gone = redis.call('ZRANGEBYSCORE', z, '-inf', now)
   if #gone == 0 then return end
@@ -79,11 +79,11 @@ local function now_seconds() return tonumber(redis.call('TIME')[1]) end
 # nothing is written: {'over_quota', '<bytes held> <seconds until its first entry expires>'}. One command, flat arguments (nothing to decode): cheap to send and to run, and atomic (nothing is
 # half-written, even on OOM): the idempotency key, the queue cap and the insert are one step, so concurrent
 # submissions can neither both create nor both pass the cap.
-# KEYS[5]: the callback due set (_OUTBOX).
+# KEYS[5]: the callback due set (OUTBOX).
 CREATE = (
     _RANKS
-    + _OUTBOX
-    + _USAGE
+    + OUTBOX
+    + USAGE
     + """
 if ARGV[5] ~= '' then
   local existing = redis.call('GET', KEYS[3])
@@ -127,16 +127,16 @@ return {'created', ''}
 """
 )
 
-# KEYS: job, lease, partial translations, document source, the callback due set (_OUTBOX), statistics.
+# KEYS: job, lease, partial translations, document source, the callback due set (OUTBOX), statistics.
 # ARGV: id, new status, now, ttl, pending-set key prefix (the job's route completes it), fence ('' for
 # none), then field/value pairs. A job whose translation is done (rendering or final) lets its lease,
 # partial translations and texts go; a final one its document source too. A job failed here counts in
 # `jobs_failed`, as one CLAIM fails does.
 TRANSITION = (
     _RANKS
-    + _FENCE
-    + _OUTBOX
-    + _USAGE
+    + FENCE
+    + OUTBOX
+    + USAGE
     + """
 local current = redis.call('HGET', KEYS[1], 'status')
 if not current then return {'missing', ''} end
@@ -163,148 +163,11 @@ return {'ok', ARGV[2]}
 """
 )
 
-# KEYS: job, the claimant's route's pending set, lease, the route's running set (job ids by lease deadline in
-# Redis time, ms: see LAPSED), the callback due set, statistics (a job failed as lost counts in
-# `jobs_failed`). ARGV: id, worker,
-# lease ms, now, max lost deliveries, fresh only (1: claim queued or parked jobs only), result ttl,
-# worker_lost error JSON, lapse is loss (0: a running job without a lease is left to its holder, who may be
-# alive: the claimant saw a broker outage).
-# A parked job (given back by a round, see _PARK) is taken without counting a delivery. A claim returns the
-# job's new fence (see _FENCE).
-# KEYS[5]: the callback due set (_OUTBOX); KEYS[6]: statistics.
-CLAIM = (
-    _OUTBOX
-    + """
-local status = redis.call('HGET', KEYS[1], 'status')
-if not status then
-  redis.call('ZREM', KEYS[2], ARGV[1])
-  return {'missing', 0}
-end
-local parked = false
-if status == 'running' then
-  if redis.call('EXISTS', KEYS[3]) == 1 then return {'leased', 0} end
-  parked = redis.call('HGET', KEYS[1], 'parked') == '1'
-  if not parked and (ARGV[6] == '1' or ARGV[9] == '0') then return {'leased', 0} end
-elseif status ~= 'queued' then
-  redis.call('ZREM', KEYS[2], ARGV[1])
-  return {'final', 0}
-end
-redis.call('ZREM', KEYS[2], ARGV[1])
-local attempts
-if parked then
-  redis.call('HDEL', KEYS[1], 'parked')
-  attempts = tonumber(redis.call('HGET', KEYS[1], 'attempts'))
-else
-  attempts = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
-end
-if attempts - 1 >= tonumber(ARGV[5]) then
-  redis.call('HSET', KEYS[1], 'status', 'failed', 'error', ARGV[8], 'finished_at', ARGV[4])
-  redis.call('EXPIRE', KEYS[1], tonumber(ARGV[7]))
-  redis.call('DEL', KEYS[3])
-  callback_due(KEYS[1], ARGV[1], KEYS[5])
-  redis.call('HINCRBY', KEYS[6], 'jobs_failed', 1)
-  return {'lost', attempts}
-end
-if status == 'queued' then redis.call('HSET', KEYS[1], 'status', 'running', 'started_at', ARGV[4]) end
-local fence = redis.call('HINCRBY', KEYS[1], 'fence', 1)
-redis.call('HSET', KEYS[1], 'worker', ARGV[2])
-redis.call('SET', KEYS[3], ARGV[2], 'PX', tonumber(ARGV[3]))
-local now = redis.call('TIME')
-redis.call('ZADD', KEYS[4], now[1] * 1000 + math.floor(now[2] / 1000) + tonumber(ARGV[3]), ARGV[1])
-return {'claimed', attempts, fence}
-"""
-)
-
-# KEYS: lease, job, lease, job, ... ARGV: worker, lease ms, then each job's fence. Renews the leases this
-# worker holds, and takes back one that expired while the job still runs on this worker (a broker freeze or
-# restart can outlast a lease; the job was never lost), unless the job was parked or claimed again since.
-RENEW = (
-    _FENCE
-    + """
-local renewed = 0
-for i = 1, #KEYS, 2 do
-  local holder = redis.call('GET', KEYS[i])
-  if fenced(KEYS[i + 1], ARGV[2 + (i + 1) / 2]) then
-    -- claimed again since: no longer this worker's, whatever its lease says
-  elseif holder == ARGV[1] then
-    redis.call('PEXPIRE', KEYS[i], tonumber(ARGV[2]))
-    renewed = renewed + 1
-  elseif not holder and redis.call('HGET', KEYS[i + 1], 'worker') == ARGV[1]
-      and redis.call('HGET', KEYS[i + 1], 'status') == 'running'
-      and redis.call('HGET', KEYS[i + 1], 'parked') ~= '1' then
-    redis.call('SET', KEYS[i], ARGV[1], 'PX', tonumber(ARGV[2]))
-    renewed = renewed + 1
-  end
-end
-return renewed
-"""
-)
-
-# KEYS: job, its route's pending set, lease. ARGV: id, worker, fence. Gives a claimed, running job back to the
-# pending set, under its submission time, for any round of its route to take without counting a lost
-# delivery: a round that has run long while others wait parks its unfinished jobs (fairness), one stopped
-# by its time limit parks the jobs it had taken in. Its translations so far are in its partial hash.
-PARK = (
-    _FENCE
-    + """
-if fenced(KEYS[1], ARGV[3]) or redis.call('GET', KEYS[3]) ~= ARGV[2] then return 0 end
-if redis.call('HGET', KEYS[1], 'status') ~= 'running' then return 0 end
-redis.call('DEL', KEYS[3])
-redis.call('HSET', KEYS[1], 'parked', '1')
-redis.call('ZADD', KEYS[2], redis.call('HGET', KEYS[1], 'submitted'), ARGV[1])
-return 1
-"""
-)
-
-# KEYS: job, partial translations. ARGV: sentences done so far, of them from the cache, ttl, the job's
-# warnings ('' when unchanged), fence, then index/translation pairs of new translations. Never recreates an
-# expired record. Returns 'ok', 'fenced' or 'stopped' (the job is not running).
-PROGRESS = (
-    _FENCE
-    + """
-if fenced(KEYS[1], ARGV[5]) then return 'fenced' end
-if redis.call('HGET', KEYS[1], 'status') ~= 'running' then return 'stopped' end
-redis.call('HSET', KEYS[1], 'sentences_done', ARGV[1], 'cached_sentences', ARGV[2])
-if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'warnings', ARGV[4]) end
-if #ARGV > 5 then
-  redis.call('HSET', KEYS[2], unpack(ARGV, 6))
-  redis.call('EXPIRE', KEYS[2], tonumber(ARGV[3]))
-end
-return 'ok'
-"""
-)
-
-# KEYS: job, lease. ARGV: fence. Lets a running job's lease go (its next claim counts a lost delivery), unless
-# the job was claimed again since (the lease is then another worker's).
-RELEASE = _FENCE + "if fenced(KEYS[1], ARGV[1]) then return 0 end\nreturn redis.call('DEL', KEYS[2])\n"
-
-# KEYS: a route's running set. ARGV: job key prefix, lease key prefix, limit. Running jobs whose lease lapsed
-# (their worker died, stalled or was cut off) and that nobody claimed since, oldest deadline first; their
-# Celery message may wait for the broker's visibility timeout, so a live worker wakes them (WorkerContext).
-# Keeps the set itself: a renewed lease moves its job to its new deadline, a finished or parked job leaves.
-LAPSED = """
-local t = redis.call('TIME')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
-local lapsed = {}
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[3]))) do
-  local ttl = redis.call('PTTL', ARGV[2] .. id)
-  local job = ARGV[1] .. id
-  if ttl > 0 then
-    redis.call('ZADD', KEYS[1], now + ttl, id)
-  elseif redis.call('HGET', job, 'status') == 'running' and redis.call('HGET', job, 'parked') ~= '1' then
-    table.insert(lapsed, id)
-  else
-    redis.call('ZREM', KEYS[1], id)
-  end
-end
-return lapsed
-"""
-
 # KEYS: job, its route's pending set. ARGV: id, ttl, texts (JSON), sentences total, of them cached, the
 # document's layout (JSON). A parsed document job joins its route's queue with the document's units as
 # its texts; 0 when it is no longer parsing (cancelled, failed by a time limit).
 PARSED = (
-    _USAGE
+    USAGE
     + """
 if redis.call('HGET', KEYS[1], 'status') ~= 'parsing' then return 0 end
 redis.call('HSET', KEYS[1], 'status', 'queued', 'texts', ARGV[3], 'sentences_total', ARGV[4],
@@ -320,10 +183,10 @@ return 1
 # their ttl, the finished record's ttl, then field/value pairs. A parsed (every sentence cached) or
 # translated document job succeeds: its translated documents are stored, its source, texts and per-unit
 # translations go; 0 when it is neither parsing nor rendering.
-# KEYS[4]: the callback due set (_OUTBOX).
+# KEYS[4]: the callback due set (OUTBOX).
 RENDERED = (
-    _OUTBOX
-    + _USAGE
+    OUTBOX
+    + USAGE
     + """
 local status = redis.call('HGET', KEYS[1], 'status')
 if status ~= 'parsing' and status ~= 'rendering' then return 0 end
@@ -349,7 +212,7 @@ return 1
 # KEYS: job, its route's pending set, idempotency key ('' none), document source. ARGV: id. Removes a job
 # whose message could not be sent, and what it holds of its client's storage.
 FORGET = (
-    _USAGE
+    USAGE
     + """
 local z = redis.call('HGET', KEYS[1], 'usage')
 if z then

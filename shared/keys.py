@@ -24,7 +24,7 @@ class Keys:
 
     def running(self, route: str) -> str:
         """Sorted set of a route's claimed, running job ids (score: lease deadline, Redis time in ms), where
-        live workers find the jobs whose lease lapsed (see job_scripts.LAPSED)."""
+        live workers find the jobs whose lease lapsed (see claim_scripts.LAPSED)."""
         return f"{self.prefix}running:{route}"
 
     def queue(self, route: str) -> str:
@@ -65,7 +65,7 @@ class Keys:
 
     def usage(self, client: str) -> str:
         """Sorted set of what a client holds in the broker (`<job>:<kind>:<bytes>` by expiry); its total
-        bytes are in `<this key>:bytes` (shared.job_scripts, _USAGE)."""
+        bytes are in `<this key>:bytes` (shared.job_scripts, USAGE)."""
         return f"{self.prefix}usage:{hashlib.sha256(client.encode()).hexdigest()[:32]}"
 
     def quota(self, client: str, period: str, label: str) -> str:

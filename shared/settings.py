@@ -4,16 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from shared.settings_env import format_value, parse_value, read_secret
-
-
-def setting(default: Any, help: str) -> Any:
-    """A dataclass field documented for the README's settings table."""
-    return field(default=default, metadata={"help": help})
+from shared.settings_checks import check
+from shared.settings_env import environment_values, format_value, setting
 
 
 @dataclass(frozen=True)
@@ -260,61 +255,7 @@ class Settings:
         return self.cache_url or self.redis_url
 
     def __post_init__(self) -> None:
-        """Refuse values the service cannot run with, at start, naming the variable."""
-        choices = {"device": ("auto", "cpu", "cuda"), "quantize": ("int8", "none"), "log_format": ("text", "json")}
-        for name, allowed in choices.items():
-            if getattr(self, name) not in allowed:
-                raise ValueError(f"TRANSQ_{name.upper()}={getattr(self, name)!r}: expected one of {', '.join(allowed)}")
-        if not self.task_soft_time_limit < self.task_time_limit < self.visibility_timeout:
-            raise ValueError(
-                "TRANSQ_TASK_SOFT_TIME_LIMIT < TRANSQ_TASK_TIME_LIMIT < TRANSQ_VISIBILITY_TIMEOUT must hold "
-                f"(got {self.task_soft_time_limit}, {self.task_time_limit}, {self.visibility_timeout}): a job must "
-                "fail by its limits before its message is delivered again"
-            )
-        for item in filter(None, self.redis_sentinels.split(",")):
-            if not re.fullmatch(r"\s*(\[[0-9a-fA-F:]+\]|[^\s:\[\]]+):\d{1,5}\s*", item):
-                raise ValueError(f"TRANSQ_REDIS_SENTINELS={self.redis_sentinels!r}: expected host:port,host:port")
-        if self.languages and not re.fullmatch(r"[A-Za-z]{2,3}-[A-Za-z]{2,3}", self.languages):
-            raise ValueError(f"TRANSQ_LANGUAGES={self.languages!r}: expected a pair such as zh-en")
-        if not re.fullmatch(
-            r"(\s*[^=,\s]+\s*=\s*\d+\s*/\s*\d+\s*)?(,(\s*[^=,\s]+\s*=\s*\d+\s*/\s*\d+\s*)?)*", self.quota_overrides
-        ):
-            raise ValueError(
-                f"TRANSQ_QUOTA_OVERRIDES={self.quota_overrides!r}: expected <client>=<per day>/<per month>,..."
-            )
-        if self.default_pair and not re.fullmatch(r"[a-z]{2,3}-[a-z]{2,3}", self.default_pair):
-            raise ValueError(f"TRANSQ_DEFAULT_PAIR={self.default_pair!r}: expected a pair such as zh-en")
-        positive = (
-            "max_batch_sentences",
-            "max_batch_tokens",
-            "max_round_sentences",
-            "max_new_tokens",
-            "max_input_tokens",
-            "max_body_bytes",
-            "max_document_bytes",
-            "max_texts",
-            "max_chars",
-            "max_sentences",
-            "max_sentence_chars",
-            "glossary_max_terms",
-            "glossary_max_term_chars",
-            "max_deliveries",
-            "lease_seconds",
-            "heartbeat_seconds",
-            "read_timeout",
-            "document_ttl",
-            "document_time_limit",
-            "document_memory_mb",
-            "callback_deadline",
-            "callback_timeout",
-            "callback_retry_seconds",
-            "callback_concurrency",
-        )
-        for name in positive:
-            if getattr(self, name) <= 0:
-                raise ValueError(f"TRANSQ_{name.upper()}={getattr(self, name)!r}: must be above 0")
-        if 0 < len(self.callback_secret) < 16:
-            raise ValueError("TRANSQ_CALLBACK_SECRET: at least 16 characters (or empty: callbacks off)")
+        check(self)
 
     @property
     def worker_silence_seconds(self) -> float:
@@ -328,17 +269,8 @@ class Settings:
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None, **overrides: Any) -> Settings:
         """Read every field from TRANSQ_<NAME>, else from the file named by TRANSQ_<NAME>_FILE (a Docker or
-        Kubernetes secret; one trailing newline dropped); keyword overrides win."""
-        environ = os.environ if environ is None else environ
-        values: dict[str, Any] = {}
-        for f in dataclasses.fields(cls):
-            raw = environ.get(f"TRANSQ_{f.name.upper()}")
-            if raw is None and environ.get(f"TRANSQ_{f.name.upper()}_FILE"):
-                raw = read_secret(f"TRANSQ_{f.name.upper()}_FILE", environ[f"TRANSQ_{f.name.upper()}_FILE"])
-            if raw is not None:
-                values[f.name] = parse_value(f.name, type(f.default), raw)
-        values.update(overrides)
-        return cls(**values)
+        Kubernetes secret); keyword overrides win."""
+        return cls(**{**environment_values(cls, os.environ if environ is None else environ), **overrides})
 
     def as_env(self) -> dict[str, str]:
         """The settings as TRANSQ_* variables, for child processes."""

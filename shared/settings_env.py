@@ -4,7 +4,25 @@ the README's table of every setting (`python -m shared.settings_env`)."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Mapping
+
+
+def setting(default: Any, help: str) -> Any:
+    """A dataclass field documented for the README's settings table."""
+    return dataclasses.field(default=default, metadata={"help": help})
+
+
+def environment_values(cls: type, environ: Mapping[str, str]) -> dict[str, Any]:
+    """Each field of `cls` given as TRANSQ_<NAME>, else in the file named by TRANSQ_<NAME>_FILE (a Docker or
+    Kubernetes secret; one trailing newline dropped), parsed by the field's type."""
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        raw = environ.get(f"TRANSQ_{f.name.upper()}")
+        if raw is None and environ.get(f"TRANSQ_{f.name.upper()}_FILE"):
+            raw = read_secret(f"TRANSQ_{f.name.upper()}_FILE", environ[f"TRANSQ_{f.name.upper()}_FILE"])
+        if raw is not None:
+            values[f.name] = parse_value(f.name, type(f.default), raw)
+    return values
 
 
 def read_secret(variable: str, path: str) -> str:

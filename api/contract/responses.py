@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from api.contract.views import ErrorBody, JobView
-from shared.jobs import JOB_ID_PATTERN
+from shared.job_record import JOB_ID_PATTERN
 
 
 def ref(model: type[BaseModel]) -> dict[str, str]:

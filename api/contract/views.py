@@ -8,8 +8,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from api.documents.formats import FORMATS
 from shared.error_codes import ErrorCode
+from shared.job_record import JOB_ID_PATTERN
 from shared.job_status import JobStatus
-from shared.jobs import JOB_ID_PATTERN
 
 
 class View(BaseModel):

@@ -17,7 +17,7 @@ from api.errors import ApiError, NotFound
 from api.job_view import download_url
 from shared.document_store import pack_documents
 from shared.error_codes import ErrorCode
-from shared.jobs import Job
+from shared.job_record import Job
 
 
 class InvalidDocument(ApiError):

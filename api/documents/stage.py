@@ -30,8 +30,9 @@ from api.documents.stage_work import StageFailure, run_document_job
 from shared.backends import Backends
 from shared.celery_factory import DOCUMENT_TASK, make_celery
 from shared.error_codes import ErrorCode
+from shared.job_record import is_job_id
 from shared.job_status import Move
-from shared.jobs import JobStore, is_job_id
+from shared.jobs import JobStore
 from shared.keys import Keys
 from shared.logging_setup import configure_logging, current_job_id
 from shared.settings import Settings

@@ -18,8 +18,8 @@ from shared.cache import normalise
 from shared.celery_factory import TRANSLATE_TASK
 from shared.document_store import pack_documents, unpack_documents
 from shared.error_codes import ErrorCode
+from shared.job_record import Job
 from shared.job_status import JobStatus
-from shared.jobs import Job
 from shared.splitter import join_translations
 
 log = logging.getLogger(__name__)

@@ -16,7 +16,8 @@ import pytest
 
 from devstack.callback_deliverer import CallbackDelivererProcess
 from devstack.certificates import make_tls_files
-from shared.jobs import Job, JobStore, new_job_id, utc_now
+from shared.job_record import Job, new_job_id, utc_now
+from shared.jobs import JobStore
 from shared.keys import Keys
 from shared.settings import Settings
 from tests.stack import ROOT

@@ -3,8 +3,9 @@ fields the job store does not read (shared.jobs.Job carries nothing of a documen
 document store."""
 
 from shared.document_store import DocumentRecord, DocumentStore
+from shared.job_record import Job, new_job_id, utc_now
 from shared.job_status import JobStatus
-from shared.jobs import Job, JobStore, new_job_id, utc_now
+from shared.jobs import JobStore
 from shared.keys import Keys
 from tests.stack import stack_settings
 

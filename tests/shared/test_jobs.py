@@ -6,8 +6,9 @@ import time
 import pytest
 
 from shared.error_codes import ErrorCode
+from shared.job_record import Job, is_job_id, new_job_id, utc_now
 from shared.job_status import JobStatus
-from shared.jobs import Idempotency, Job, JobStore, is_job_id, new_job_id, utc_now
+from shared.jobs import Idempotency, JobStore
 from shared.keys import Keys
 
 ROUTE = "zh-en-0123456789"

@@ -6,8 +6,9 @@ import time
 
 from shared.document_store import DocumentRecord
 from shared.error_codes import ErrorCode
+from shared.job_record import Job, new_job_id, utc_now
 from shared.job_status import JobStatus
-from shared.jobs import Job, JobStore, Usage, new_job_id, utc_now
+from shared.jobs import JobStore, Usage
 from shared.keys import Keys
 
 ROUTE = "zh-en-0123456789"

@@ -1,12 +1,12 @@
 """Which jobs this worker takes: its own job's claim and the waiting jobs a round takes in with it, and the
-fence of each job it holds (its writes for the job carry it: see shared.job_scripts._FENCE)."""
+fence of each job it holds (its writes for the job carry it: see shared.job_scripts.FENCE)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from shared.job_claims import Claim
 from shared.job_status import ClaimOutcome
-from shared.jobs import Claim
 
 if TYPE_CHECKING:
     from worker.scheduling.context import WorkerContext

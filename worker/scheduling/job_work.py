@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from shared.cache import normalise
 from shared.glossary import Glossary, cache_namespaces
-from shared.jobs import Job
+from shared.job_record import Job
 from shared.splitter import Segment, join_translations, sentences, split_text
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from celery import Task
 from celery.exceptions import TimeLimitExceeded
 
 from shared.error_codes import ErrorCode
-from shared.jobs import is_job_id
+from shared.job_record import is_job_id
 from shared.logging_setup import current_job_id
 from shared.settings import Settings
 from worker.scheduling.context import WorkerContext

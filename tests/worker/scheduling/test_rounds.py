@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shared.jobs import Job
+from shared.job_record import Job
 from shared.settings import Settings
 from tests.worker.scheduling.worker_jobs import SENTENCES, claim, make_context, submit
 from worker.scheduling.leases import LeaseKeeper

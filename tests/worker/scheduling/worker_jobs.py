@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 
+from shared.job_record import Job, new_job_id, utc_now
 from shared.job_status import JobStatus
-from shared.jobs import Job, new_job_id, utc_now
 from shared.settings import Settings
 
 SENTENCES = ["今天天气很好。", "谢谢你的帮助！", "明天可能会下雨。", "我们去公园散步吧。", "请把门关上。"]

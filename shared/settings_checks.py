@@ -1,0 +1,68 @@
+"""The settings' own checks, made when a Settings is built: every value in its range, choices among their
+choices, lists and pairs well formed; a bad one is a ValueError naming its TRANSQ_ variable."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from shared.settings import Settings
+
+
+def check(settings: Settings) -> None:
+    """Refuse values the service cannot run with, at start, naming the variable."""
+    choices = {"device": ("auto", "cpu", "cuda"), "quantize": ("int8", "none"), "log_format": ("text", "json")}
+    for name, allowed in choices.items():
+        if getattr(settings, name) not in allowed:
+            raise ValueError(f"TRANSQ_{name.upper()}={getattr(settings, name)!r}: expected one of {', '.join(allowed)}")
+    if not settings.task_soft_time_limit < settings.task_time_limit < settings.visibility_timeout:
+        raise ValueError(
+            "TRANSQ_TASK_SOFT_TIME_LIMIT < TRANSQ_TASK_TIME_LIMIT < TRANSQ_VISIBILITY_TIMEOUT must hold "
+            f"(got {settings.task_soft_time_limit}, {settings.task_time_limit}, {settings.visibility_timeout}): a job must "
+            "fail by its limits before its message is delivered again"
+        )
+    for item in filter(None, settings.redis_sentinels.split(",")):
+        if not re.fullmatch(r"\s*(\[[0-9a-fA-F:]+\]|[^\s:\[\]]+):\d{1,5}\s*", item):
+            raise ValueError(f"TRANSQ_REDIS_SENTINELS={settings.redis_sentinels!r}: expected host:port,host:port")
+    if settings.languages and not re.fullmatch(r"[A-Za-z]{2,3}-[A-Za-z]{2,3}", settings.languages):
+        raise ValueError(f"TRANSQ_LANGUAGES={settings.languages!r}: expected a pair such as zh-en")
+    if not re.fullmatch(
+        r"(\s*[^=,\s]+\s*=\s*\d+\s*/\s*\d+\s*)?(,(\s*[^=,\s]+\s*=\s*\d+\s*/\s*\d+\s*)?)*", settings.quota_overrides
+    ):
+        raise ValueError(
+            f"TRANSQ_QUOTA_OVERRIDES={settings.quota_overrides!r}: expected <client>=<per day>/<per month>,..."
+        )
+    if settings.default_pair and not re.fullmatch(r"[a-z]{2,3}-[a-z]{2,3}", settings.default_pair):
+        raise ValueError(f"TRANSQ_DEFAULT_PAIR={settings.default_pair!r}: expected a pair such as zh-en")
+    positive = (
+        "max_batch_sentences",
+        "max_batch_tokens",
+        "max_round_sentences",
+        "max_new_tokens",
+        "max_input_tokens",
+        "max_body_bytes",
+        "max_document_bytes",
+        "max_texts",
+        "max_chars",
+        "max_sentences",
+        "max_sentence_chars",
+        "glossary_max_terms",
+        "glossary_max_term_chars",
+        "max_deliveries",
+        "lease_seconds",
+        "heartbeat_seconds",
+        "read_timeout",
+        "document_ttl",
+        "document_time_limit",
+        "document_memory_mb",
+        "callback_deadline",
+        "callback_timeout",
+        "callback_retry_seconds",
+        "callback_concurrency",
+    )
+    for name in positive:
+        if getattr(settings, name) <= 0:
+            raise ValueError(f"TRANSQ_{name.upper()}={getattr(settings, name)!r}: must be above 0")
+    if 0 < len(settings.callback_secret) < 16:
+        raise ValueError("TRANSQ_CALLBACK_SECRET: at least 16 characters (or empty: callbacks off)")
