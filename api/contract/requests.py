@@ -17,7 +17,10 @@ from api.documents.formats import FORMATS, TEXT_FORMATS
 # What a multipart form's own fields (format, languages, boundaries) may add to TRANSQ_MAX_DOCUMENT_BYTES.
 FORM_FIELDS_BYTES = 65536
 
-_FORMAT_REFUSED = f"{{field}} must be one of {', '.join(TEXT_FORMATS)} (a .docx file goes to /v1/documents)"
+_REFUSED = {
+    "format": f"{{field}} must be one of {', '.join(TEXT_FORMATS)} (a .docx file goes to /v1/documents)",
+    "glossary_id": "{field} must be the id of a stored glossary (32 hex digits)",
+}
 
 
 class Body(BaseModel):
@@ -91,27 +94,19 @@ class JobRequest(Texts, Languages):
         "win where both have a term.",
     )
 
-    @field_validator("glossary_id", mode="wrap")
-    @classmethod
-    def _a_glossary_id(cls, value: Any, handler: Any) -> Any:
-        try:
-            return handler(value)
-        except ValueError:
-            raise refused("glossary_id", "{field} must be the id of a stored glossary (32 hex digits)") from None
-
     format: Literal[TEXT_FORMATS] = Field(  # type: ignore[valid-type]
         "text",
         description="What each text is: plain text, or an HTML, Markdown or SubRip document whose markup, code "
         "and timings come back untouched (only its text is translated). Word files: POST /v1/documents.",
     )
 
-    @field_validator("format", mode="wrap")
+    @field_validator("format", "glossary_id", mode="wrap")
     @classmethod
-    def _a_text_format(cls, value: Any, handler: Any) -> Any:
+    def _in_our_words(cls, value: Any, handler: Any, info: ValidationInfo) -> Any:
         try:
             return handler(value)
         except ValueError:
-            raise refused("format", _FORMAT_REFUSED) from None
+            raise refused(str(info.field_name), _REFUSED[str(info.field_name)]) from None
 
 
 class TranslateRequest(JobRequest):
