@@ -152,7 +152,9 @@ def test_model_folder() -> Path:
 
 
 def run_dev(port: int, models: list[str] | None, redis_port: int, test_model: bool = False) -> int:
-    """Redis + API (gunicorn) + one worker per model + the document stage, until Ctrl-C."""
+    """Redis + API (gunicorn) + one worker per model + the document stage (+ the callback deliverer when
+    TRANSQ_CALLBACK_SECRET is set), until Ctrl-C."""
+    from devstack.callback_deliverer import CallbackDelivererProcess
     from devstack.processes import ApiProcess, DocumentStageProcess, WorkerProcess
     from devstack.redis_server import RedisServer
     from shared.settings import Settings
@@ -184,6 +186,8 @@ def run_dev(port: int, models: list[str] | None, redis_port: int, test_model: bo
         for i, model in enumerate(models)
     ]
     workers.append(DocumentStageProcess(settings, name="documents", quiet=True))  # parses and renders documents
+    # Completion callbacks, when a secret is set: their deliverer, logging beside Redis's files.
+    deliverer = CallbackDelivererProcess(settings, Path(server.directory) / "callbacks.log") if settings.callback_secret else None
     stopping = False
 
     def stop(*_: object) -> None:
@@ -199,6 +203,8 @@ def run_dev(port: int, models: list[str] | None, redis_port: int, test_model: bo
         api.start()
         for worker in workers:
             worker.start(wait_ready=False)
+        if deliverer is not None:
+            deliverer.start()
         announced = False
         while not stopping and running():
             if not announced and all(w.is_ready() for w in workers):
@@ -209,6 +215,8 @@ def run_dev(port: int, models: list[str] | None, redis_port: int, test_model: bo
         log.error("transq dev: %s", str(exc).splitlines()[0])
         return 1
     finally:
+        if deliverer is not None:
+            deliverer.stop()
         for worker in workers:
             worker.stop()
         api.stop()
