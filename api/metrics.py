@@ -19,7 +19,8 @@ _COUNTERS = {
     "jobs_submitted": "Jobs accepted by the API (queued or answered from the cache).",
     "jobs_answered_from_cache": "Jobs answered entirely from the sentence cache by the API.",
     "jobs_succeeded": "Jobs finished by workers with a result.",
-    "jobs_failed": "Jobs that failed (timeout, worker_lost, resource_exhausted, internal_error).",
+    "jobs_failed": "Jobs that failed, every way (counted by the store's scripts: timeout, worker_lost, "
+    "resource_exhausted, internal_error, invalid_document, document_too_complex, ...).",
     "cache_hits": "Sentences workers found in the cache.",
     "cache_misses": "Sentences workers did not find in the cache.",
     "api_cache_hits": "Sentences the API found in the cache at submission.",

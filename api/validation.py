@@ -175,6 +175,3 @@ def split_texts(texts: list[str], settings: Settings, what: str) -> tuple[list[l
     if len(flat) > settings.max_sentences:
         raise ValidationError(f"{what} {len(flat)} sentences; at most {settings.max_sentences} are allowed")
     return segments, flat
-
-
-_split = split_texts  # api.document_work's name for it, until the document package imports split_texts

@@ -10,6 +10,7 @@ from werkzeug.formparser import parse_form_data
 
 from api import services
 from api.auth import client_id, owner_id
+from api.contract import FORM_FIELDS_BYTES
 from api.documents.download_names import content_disposition, download_name
 from api.documents.formats import EXTENSIONS, FILE_EXTENSIONS, FORMATS, MEDIA_TYPES, DocumentError, decode_text
 from api.documents.job_documents import InvalidDocument, document_info, document_upload, documents_of
@@ -41,8 +42,8 @@ def upload_document():  # type: ignore[no-untyped-def]
     document stage parses it, off the request path)."""
     settings = services().settings
     limit = settings.max_document_bytes
-    request.max_content_length = limit + 65536  # the form's own fields come on top of the file
-    raw = read_body(request, limit + 65536, settings.read_timeout)
+    request.max_content_length = limit + FORM_FIELDS_BYTES  # the form's own fields come on top of the file
+    raw = read_body(request, limit + FORM_FIELDS_BYTES, settings.read_timeout)
     fields, data, filename, media_type = _file_of(raw)
     if len(data) > limit:
         raise PayloadTooLarge(f"the document is over the limit of {limit} bytes")

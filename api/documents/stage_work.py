@@ -13,7 +13,7 @@ from typing import Any
 from api.app_services import Services
 from api.documents.formats import DocumentError, DocumentLimits, DocumentTooComplex, Prepared, prepare
 from api.errors import ApiError
-from api.validation import _split
+from api.validation import split_texts
 from shared.cache import normalise
 from shared.celery_factory import TRANSLATE_TASK
 from shared.document_store import pack_documents, unpack_documents
@@ -78,7 +78,7 @@ def _parsed(services: Services, job: Job, prepared: list[Prepared], layout: dict
             f"the document has {total} characters of text; at most {settings.max_chars} are allowed",
         )
     try:
-        segments, sentences = _split(units, settings, "the document has")
+        segments, sentences = split_texts(units, settings, "the document has")
     except ApiError as exc:
         raise StageFailure(exc.code, exc.message) from None
     layout = {**layout, "units": [len(p.units) for p in prepared]}
