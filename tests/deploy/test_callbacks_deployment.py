@@ -9,7 +9,9 @@ import re
 import yaml
 
 from shared.settings import Settings
-from tests.deploy.test_kubernetes import COMPOSE, ROOT, by_name, environment, rendered, workers  # noqa: F401 (fixture)
+from tests.deploy.conftest import ROOT, by_name, environment
+from tests.deploy.test_kubernetes import workers
+from tests.deploy.test_kubernetes_services import COMPOSE
 from worker.callbacks.deliverer import ALIVE_FILE
 
 
