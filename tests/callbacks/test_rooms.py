@@ -10,7 +10,7 @@ import sys
 import textwrap
 
 from tests.stack import ROOT
-from tests.worker.test_rooms import _imports
+from tests.worker.test_rooms import imported_modules
 
 HEAVY = ("torch", "transformers", "sentencepiece", "celery", "worker.model", "worker.scheduling")
 
@@ -19,7 +19,7 @@ def _crossing(folder: str, banned: tuple[str, ...]) -> set[str]:
     return {
         f"{path.relative_to(ROOT)} imports {name}"
         for path in sorted((ROOT / folder).rglob("*.py"))
-        for name in _imports(path)
+        for name in imported_modules(path)
         if any(name == b or name.startswith(b + ".") for b in banned)
     }
 

@@ -10,7 +10,7 @@ from tests.stack import ROOT
 FORBIDDEN = ("worker.scheduling", "celery", "redis", "api")
 
 
-def _imports(path: Path) -> set[str]:
+def imported_modules(path: Path) -> set[str]:
     names = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
@@ -26,7 +26,7 @@ def test_the_model_never_imports_the_scheduling():
     crossing = {
         f"{path.relative_to(ROOT)} imports {name}"
         for path in files
-        for name in _imports(path)
+        for name in imported_modules(path)
         if any(name == banned or name.startswith(banned + ".") for banned in FORBIDDEN)
     }
     assert not crossing, sorted(crossing)
