@@ -25,6 +25,7 @@ import torch
 from transformers import GenerationConfig
 
 from worker.model.decoder_steps import DecoderSteps
+from worker.model.fused_decoder import FusedSteps
 from worker.model.generation_config import ids as _ids
 from worker.model.generation_config import unsupported
 from worker.model.output_projection import OutputProjection
@@ -109,12 +110,15 @@ class Decoder:
         if num_beams > 1:
             hidden = hidden.repeat_interleave(num_beams, dim=0)
             attention_mask = attention_mask.repeat_interleave(num_beams, dim=0)
-        step = DecoderSteps(model, hidden, attention_mask, self.cache_argument, interrupt, projection)
-        rules = _Rules.of(self, step.projection, no_repeat_ngram)
         limit = torch.tensor(
             [min(n, max_new_tokens) for n in limits] if limits else [max_new_tokens] * len(input_ids),
-            device=step.device,
+            device=hidden.device,
         )
+        if FusedSteps.fits(model):
+            step: Any = FusedSteps(model, hidden, attention_mask, int(limit.max()), interrupt, projection)
+        else:
+            step = DecoderSteps(model, hidden, attention_mask, self.cache_argument, interrupt, projection)
+        rules = _Rules.of(self, step.projection, no_repeat_ngram)
         if num_beams == 1:
             return self._greedy(step, len(input_ids), limit, min_new_tokens, rules, scores)
         return self._beam_search(step, len(input_ids), num_beams, limit, min_new_tokens, rules, scores)
