@@ -100,6 +100,15 @@ class FusedSteps:
         self.step = t + 1
         return self.projection(hidden[:, -1, :])
 
+    def _kept(self, buffers: list[torch.Tensor], rows: torch.Tensor) -> list[torch.Tensor]:
+        """New, smaller buffers holding these rows' filled steps."""
+        kept = []
+        for buffer in buffers:
+            new = torch.empty((len(rows), *buffer.shape[1:]), dtype=buffer.dtype, device=buffer.device)
+            new[:, :, : self.step] = buffer[:, :, : self.step].index_select(0, rows)
+            kept.append(new)
+        return kept
+
     @staticmethod
     def _merge(out: torch.Tensor) -> torch.Tensor:
         """rows x heads x 1 x head_dim -> rows x 1 x d_model, contiguous (as transformers' sdpa attention)."""
@@ -109,18 +118,12 @@ class FusedSteps:
         """Continue from these rows' decoder states (beams stay within their sentence, whose
         cross-attention rows are copies of one encoder output: only the self-attention caches move)."""
         filled = self.step
-        for cache in (self.keys, self.values):
-            for i, buffer in enumerate(cache):
-                buffer[:, :, :filled] = buffer[:, :, :filled].index_select(0, rows)
+        for buffer in self.keys + self.values:
+            buffer[:, :, :filled] = buffer[:, :, :filled].index_select(0, rows)
 
     def select_rows(self, rows: torch.Tensor) -> None:
         """Keep only these rows (in this order): the others' sentences are done."""
-        filled = self.step
-        for cache in (self.keys, self.values):
-            for i, buffer in enumerate(cache):
-                kept = torch.empty((len(rows), *buffer.shape[1:]), dtype=buffer.dtype, device=buffer.device)
-                kept[:, :, :filled] = buffer[:, :, :filled].index_select(0, rows)
-                cache[i] = kept
+        self.keys, self.values = self._kept(self.keys, rows), self._kept(self.values, rows)
         self.cross = [k.index_select(0, rows) for k in self.cross]
         self.cross_values = [v.index_select(0, rows) for v in self.cross_values]
         if self.cross_mask is not None:
