@@ -4,7 +4,7 @@ attention itself, cache writes, residual additions, Python), the cross-attention
 batch), and the decoding loop's top-k/beam bookkeeping. Timed by forward hooks on the int8 model and a
 timer around worker.model.fused_decoder's step, realistic workload.
 
-    python -m bench.profile_engine [WORKLOAD] [--beams 1,4] [--sentences 32] [--target-vocabulary]
+    python -m bench.profile_engine [WORKLOAD] [--beams 1,4] [--sentences 32] [--target-vocabulary] [--threads 1]
 """
 
 from __future__ import annotations
@@ -41,7 +41,9 @@ class Timers:
         module.register_forward_hook(after)
 
 
-def profile(folder: Path, sentences: list[str], beams: int, target_vocabulary: bool) -> tuple[dict, float, int]:
+def profile(
+    folder: Path, sentences: list[str], beams: int, target_vocabulary: bool, threads: int
+) -> tuple[dict, float, int]:
     from shared.settings import Settings
     from worker.model.batching import plan_batches
     from worker.model.engine import TranslationEngine
@@ -54,6 +56,7 @@ def profile(folder: Path, sentences: list[str], beams: int, target_vocabulary: b
             output_guard=False,
             quantize="int8",
             target_vocabulary=target_vocabulary,
+            torch_threads=threads,
         )
     )
     timers = Timers()
@@ -104,13 +107,16 @@ def main() -> None:
     parser.add_argument("--beams", default="1,4")
     parser.add_argument("--sentences", type=int, default=32)
     parser.add_argument("--target-vocabulary", action="store_true")
+    parser.add_argument("--threads", type=int, default=1, help="the engine's threads (default 1)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     all_sentences = load_workload(args.workload, 64)
     folder = realistic_model(all_sentences)
     rows = []
     for beams in [int(b) for b in args.beams.split(",")]:
-        seconds, total, tokens = profile(folder, all_sentences[: args.sentences], beams, args.target_vocabulary)
+        seconds, total, tokens = profile(
+            folder, all_sentences[: args.sentences], beams, args.target_vocabulary, args.threads
+        )
         modules = [
             "embeddings",
             "self-attention projections",
@@ -130,7 +136,7 @@ def main() -> None:
         rows.append([beams, f"total ({tokens} output tokens)", total * 1000, 100.0])
     print(
         f"\nrealistic workload, {args.sentences} sentences, int8, target vocabulary "
-        f"{'on' if args.target_vocabulary else 'off'}; {machine()}; CPU flags: {cpu_flags()}\n"
+        f"{'on' if args.target_vocabulary else 'off'}, {args.threads} thread(s); {machine()}; CPU flags: {cpu_flags()}\n"
     )
     print(table(["beam", "component", "ms", "%"], rows))
 

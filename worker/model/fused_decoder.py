@@ -71,6 +71,7 @@ class FusedSteps:
         dtype = self.cross[0].dtype
         self.keys = [torch.empty(shape, dtype=dtype, device=self.device) for _ in self.layers]
         self.values = [torch.empty(shape, dtype=dtype, device=self.device) for _ in self.layers]
+        self.spare: list[torch.Tensor] = []  # keep_rows' second set of buffers, made on first use
         self.step = 0
 
     def _split(self, states: torch.Tensor) -> torch.Tensor:
@@ -105,7 +106,7 @@ class FusedSteps:
         kept = []
         for buffer in buffers:
             new = torch.empty((len(rows), *buffer.shape[1:]), dtype=buffer.dtype, device=buffer.device)
-            new[:, :, : self.step] = buffer[:, :, : self.step].index_select(0, rows)
+            torch.index_select(buffer[:, :, : self.step], 0, rows, out=new[:, :, : self.step])
             kept.append(new)
         return kept
 
@@ -116,14 +117,20 @@ class FusedSteps:
 
     def keep_rows(self, rows: torch.Tensor) -> None:
         """Continue from these rows' decoder states (beams stay within their sentence, whose
-        cross-attention rows are copies of one encoder output: only the self-attention caches move)."""
-        filled = self.step
-        for buffer in self.keys + self.values:
-            buffer[:, :, :filled] = buffer[:, :, :filled].index_select(0, rows)
+        cross-attention rows are copies of one encoder output: only the self-attention caches move).
+        The filled steps are gathered straight into a second buffer of the same shape, which then takes
+        the first's place: one copy, not a gather and a copy back (only the pages written count in RSS)."""
+        if not self.spare:
+            self.spare = [torch.empty_like(buffer) for buffer in self.keys + self.values]
+        filled, layers = self.step, len(self.keys)
+        for i, buffer in enumerate(self.keys + self.values):
+            torch.index_select(buffer[:, :, :filled], 0, rows, out=self.spare[i][:, :, :filled])
+        self.keys, self.values, self.spare = self.spare[:layers], self.spare[layers:], self.keys + self.values
 
     def select_rows(self, rows: torch.Tensor) -> None:
         """Keep only these rows (in this order): the others' sentences are done."""
         self.keys, self.values = self._kept(self.keys, rows), self._kept(self.values, rows)
+        self.spare = []
         self.cross = [k.index_select(0, rows) for k in self.cross]
         self.cross_values = [v.index_select(0, rows) for v in self.cross_values]
         if self.cross_mask is not None:
