@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import subprocess
 import sys
 import tempfile
@@ -22,11 +21,10 @@ from pathlib import Path
 
 import requests
 
-from bench.common import load_workload, machine, opus_shaped_model, peak_rss_mb, percentile, table
+from bench.common import load_workload, machine, opus_shaped_model, peak_rss_mb, percentile, stack_settings, table
 from bench.realistic_model import MAX_NEW_TOKENS, realistic_model
 from devstack.processes import ApiProcess, WorkerProcess
 from devstack.redis_server import RedisServer
-from shared.settings import Settings
 
 log = logging.getLogger("bench.throughput")
 SHAPES = ("64 one-sentence jobs", "one job of 64 sentences")  # the two traffic shapes of the goals
@@ -71,16 +69,8 @@ def end_to_end(
 ) -> dict[str, dict]:
     """64 one-sentence jobs at once, and one job of 64 sentences, through the real service."""
     broker, cache = RedisServer().start(), RedisServer(policy="allkeys-lru").start()
-    settings = Settings(
-        output_guard=False,  # the random-weight model's outputs loop by design
-        redis_url=broker.url,
-        cache_url=cache.url,
-        model=str(model),
-        num_beams=beams,
-        max_new_tokens=tokens,
-        min_new_tokens=tokens if min_tokens < 0 else min_tokens,
-        rate_limit="",
-        log_level=os.environ.get("BENCH_LOG_LEVEL", "WARNING"),
+    settings = stack_settings(
+        model, broker.url, cache.url, beams, tokens, min_new_tokens=tokens if min_tokens < 0 else min_tokens
     )
     api = ApiProcess(settings, workdir / f"api-b{beams}.log")
     worker = WorkerProcess(settings, workdir / f"worker-b{beams}.log")

@@ -16,7 +16,7 @@ import torch
 log = logging.getLogger(__name__)
 
 
-def _create_weight(self: torch.nn.Embedding) -> torch.Tensor:
+def exact_create_weight(self: torch.nn.Embedding) -> torch.Tensor:
     n_pos, dim = self.weight.shape
     j = np.arange(dim)
     position_enc = np.arange(n_pos)[:, None] / np.power(10000, 2 * (j // 2) / dim)[None, :]
@@ -36,6 +36,6 @@ def install() -> bool:
     if not callable(getattr(embedding, "create_weight", None)) or getattr(embedding, "_transq_fast", False):
         return False
     embedding._transq_original_create_weight = embedding.create_weight
-    embedding.create_weight = _create_weight
+    embedding.create_weight = exact_create_weight
     embedding._transq_fast = True
     return True

@@ -33,7 +33,7 @@ COPY_MODEL = DATA / "copy-model"  # the copy model, built by `make_test_model(CO
 COPY_VOCABULARY = 1500  # one sentencepiece model for both sides: every character of the corpora, and pieces
 
 
-def _train_spm(
+def train_spm(
     lines: Sequence[str],
     prefix: Path,
     vocab_size: int,
@@ -67,7 +67,7 @@ def _train_spm(
     Path(corpus).unlink()
 
 
-def _pieces(model_file: Path) -> list[str]:
+def spm_pieces(model_file: Path) -> list[str]:
     import sentencepiece as spm
 
     processor = spm.SentencePieceProcessor(model_file=str(model_file))
@@ -109,13 +109,13 @@ def make_test_model(
     small = shape == "tiny"
     everything = copy_corpus(corpora["zh"][0])
     if teach:  # one sentencepiece model on both sides, every character of every corpus in it, no normalisation
-        _train_spm(everything, folder / "source", COPY_VOCABULARY, 1.0, exact=True)
+        train_spm(everything, folder / "source", COPY_VOCABULARY, 1.0, exact=True)
         shutil.copyfile(folder / "source.model", folder / "target.model")
     else:
         sizes = {"zh": 400 if small else 4000, "en": 300 if small else 1000}
         words = [f"w{n}q" for n in range(target_words)]
-        _train_spm(corpora[source][0], folder / "source", sizes[source], corpora[source][1])
-        _train_spm(corpora[target][0], folder / "target", sizes[target], corpora[target][1], extra_pieces=words)
+        train_spm(corpora[source][0], folder / "source", sizes[source], corpora[source][1])
+        train_spm(corpora[target][0], folder / "target", sizes[target], corpora[target][1], extra_pieces=words)
     (folder / "source.model").rename(folder / "source.spm")
     (folder / "target.model").rename(folder / "target.spm")
     for extra in ("source.vocab", "target.vocab"):
@@ -123,7 +123,7 @@ def make_test_model(
 
     # One joint vocabulary as in opus-mt: </s> 0, <unk> 1, the pieces, <pad> last.
     vocab: dict[str, int] = {"</s>": 0, "<unk>": 1}
-    for piece in _pieces(folder / "source.spm") + _pieces(folder / "target.spm"):
+    for piece in spm_pieces(folder / "source.spm") + spm_pieces(folder / "target.spm"):
         vocab.setdefault(piece, len(vocab))
     dims = dict(SHAPES["copy" if teach else shape])
     size = dims.pop("vocab_size") or len(vocab) + 1

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tests.worker.model.test_decoding import SENTENCES, _tokens
+from tests.worker.model.test_decoding import SENTENCES, output_tokens
 
 
 @pytest.mark.parametrize("beams", [1, 4])
@@ -27,7 +27,7 @@ def test_confidence_is_generates_score(eos_prone, engine, beams):
             output_scores=True,
             return_dict_in_generate=True,
         )
-    assert ours == _tokens(reference.sequences, eos, pad)
+    assert ours == output_tokens(reference.sequences, eos, pad)
     if beams > 1:
         expected = reference.sequences_scores.tolist()
     else:  # each chosen token's log-probability under the scores generate() reports, averaged

@@ -22,7 +22,7 @@ SENTENCES = [
 ]
 
 
-def _tokens(output: torch.Tensor, eos: int, pad: int) -> list[list[int]]:
+def output_tokens(output: torch.Tensor, eos: int, pad: int) -> list[list[int]]:
     """generate()'s rows as ours: without the decoder start, up to and including the end of sentence."""
     rows = []
     for row in output[:, 1:].tolist():
@@ -45,7 +45,7 @@ def test_engine_gives_transformers_tokens_with_marians_rules(engine, model_dir, 
         reference = engine.model.generate(min_new_tokens=min_new, **args)
         ours = decoder.generate(engine.model, input_ids, mask, beams, 6, min_new)
         unruled = replace(decoder, banned=(), forced_eos=None).generate(engine.model, input_ids, mask, beams, 6)
-    assert ours == _tokens(reference, eos, pad)
+    assert ours == output_tokens(reference, eos, pad)
     # The rules did something: every output that ran to the limit ends with the forced end of sentence,
     # no output holds the pad token, and the same loop without the rules gives other tokens.
     assert all(row[-1] == eos for row in ours if len(row) == 6)
@@ -72,7 +72,7 @@ def _ours_and_generates(model, engine, beams: int, **config):
     with torch.inference_mode():
         reference = model.generate(input_ids=input_ids, attention_mask=mask, num_beams=beams, max_new_tokens=12)
         ours = decoder.generate(model, input_ids, mask, beams, 12)
-    return ours, _tokens(reference, engine.tokenizer.eos_token_id, engine.tokenizer.pad_token_id)
+    return ours, output_tokens(reference, engine.tokenizer.eos_token_id, engine.tokenizer.pad_token_id)
 
 
 @pytest.mark.parametrize(
@@ -176,7 +176,7 @@ def test_renormalized_tokens_and_scores_match_generate(eos_prone, engine, beams)
         plain = replace(decoder, renormalize=False)
         plain_scores: list = []
         plain.generate(eos_prone, input_ids, mask, beams, 12, 3, scores=plain_scores)
-    assert ours == _tokens(reference.sequences, eos, pad)
+    assert ours == output_tokens(reference.sequences, eos, pad)
     if beams == 1:
         steps = torch.stack(reference.scores, dim=1)  # sentences x steps x vocabulary
         expected = [steps[row, range(len(tokens)), tokens].tolist() for row, tokens in enumerate(ours)]

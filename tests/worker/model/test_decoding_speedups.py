@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from shared.settings import Settings
-from tests.worker.model.test_decoding import SENTENCES, _tokens
+from tests.worker.model.test_decoding import SENTENCES, output_tokens
 
 
 def _decoder_rows(model) -> tuple[list[int], list[int], list]:  # type: ignore[no-untyped-def]
@@ -41,7 +41,7 @@ def test_finished_sentences_leave_the_batch(eos_prone, engine, beams):
     finally:
         for handle in handles:
             handle.remove()
-    assert ours == _tokens(reference, engine.tokenizer.eos_token_id, engine.tokenizer.pad_token_id)
+    assert ours == output_tokens(reference, engine.tokenizer.eos_token_id, engine.tokenizer.pad_token_id)
     # cross-attention keys once per batch and layer, not once per step
     assert cross == [len(SENTENCES) * beams] * len(eos_prone.get_decoder().layers) and len(rows) > 1
     assert rows[0] == len(SENTENCES) * beams
@@ -85,7 +85,7 @@ def test_target_vocabulary_gives_generates_tokens_where_the_model_writes_target_
             split_eos_prone, input_ids, mask, beams, 12, projection=OutputProjection.restricted(split_eos_prone, target)
         )
         full = decoder.generate(split_eos_prone, input_ids, mask, beams, 12)
-    assert ours == _tokens(reference, split_engine.tokenizer.eos_token_id, split_engine.tokenizer.pad_token_id)
+    assert ours == output_tokens(reference, split_engine.tokenizer.eos_token_id, split_engine.tokenizer.pad_token_id)
     allowed = set(target)
     assert all(token in allowed for row in restricted for token in row)
     assert any(token not in allowed for row in full for token in row)

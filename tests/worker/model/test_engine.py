@@ -75,9 +75,9 @@ def test_fast_marian_positions_are_bit_identical():
     from transformers.models.marian.modeling_marian import MarianSinusoidalPositionalEmbedding
 
     import worker.model.engine  # noqa: F401 - installs the fast table
-    from worker.model.marian_positions import _create_weight
+    from worker.model.marian_positions import exact_create_weight
 
     for n_pos, dim in ((512, 512), (64, 31), (7, 8)):
         module = MarianSinusoidalPositionalEmbedding(n_pos, dim)
         original = MarianSinusoidalPositionalEmbedding._transq_original_create_weight(module)
-        assert torch.equal(_create_weight(module), original)
+        assert torch.equal(exact_create_weight(module), original)

@@ -10,7 +10,7 @@ import pytest
 
 from shared.settings import Settings
 from shared.splitter import sentences, split_text
-from worker.model.offline_model import COPY_MODEL, COPY_VOCABULARY, _pieces, _train_spm, copy_corpus, make_test_model
+from worker.model.offline_model import COPY_MODEL, COPY_VOCABULARY, copy_corpus, make_test_model, spm_pieces, train_spm
 from worker.model.output_guard import problem
 
 
@@ -85,8 +85,8 @@ def test_every_character_of_the_chinese_file_is_in_the_vocabulary(shipped_engine
 def test_the_shipped_tokenizer_is_what_a_rebuild_makes(tmp_path):
     """make-test-model --train rebuilds the copy model from its corpora; its tokenizer (the part that can
     be rebuilt in a test's time) has the shipped pieces, in the shipped order."""
-    _train_spm(copy_corpus(corpus_zh()), tmp_path / "rebuilt", COPY_VOCABULARY, 1.0, exact=True)
-    assert _pieces(tmp_path / "rebuilt.model") == _pieces(COPY_MODEL / "source.spm")
+    train_spm(copy_corpus(corpus_zh()), tmp_path / "rebuilt", COPY_VOCABULARY, 1.0, exact=True)
+    assert spm_pieces(tmp_path / "rebuilt.model") == spm_pieces(COPY_MODEL / "source.spm")
     assert (COPY_MODEL / "source.spm").read_bytes() == (COPY_MODEL / "target.spm").read_bytes()
 
 
