@@ -30,13 +30,13 @@ def store() -> GlossaryStore:
 def with_glossary(translation: TranslationRequest, owner: str) -> TranslationRequest:
     """The request with its glossary: the stored glossary its `glossary_id` names (one of this owner's), with
     the request's own `glossary` terms added (they win where both have a term). 422 for an unknown id, or
-    more terms together than TRANSQ_GLOSSARY_MAX_TERMS."""
+    more terms together than TRANSQ_GLOSSARY_MAX_TERMS; 404 when the id names no glossary of this owner."""
     own = Glossary.of(translation.glossary) if translation.glossary else None
     if translation.glossary_id is None:
         return translation
     stored = store().get(owner, translation.glossary_id)
     if stored is None:
-        raise ValidationError(f"glossary_id {translation.glossary_id} names no glossary of this API key")
+        raise NotFound(f"glossary_id {translation.glossary_id} names no glossary of this API key")
     merged = stored.glossary.merged(own)
     limit = services().settings.glossary_max_terms
     if len(merged) > limit:

@@ -55,6 +55,13 @@ def with_limits(components: dict[str, Any], settings: Settings, pairs: list[Pair
                 fields[field]["enum"] = sorted({getattr(p, field.split("_")[0]) for p in pairs})
         if "source_lang" in fields and "texts" in fields:  # detected from the texts (a document's: not yet)
             fields["source_lang"]["enum"].append(AUTO)
+        if not settings.callback_secret:  # callbacks are off on this server: the field is refused (422)
+            fields.pop("callback_url", None)
+        for name in ("glossary", "terms"):  # a glossary's limits (TRANSQ_GLOSSARY_MAX_TERMS, _MAX_TERM_CHARS)
+            if name in fields:
+                fields[name]["maxProperties"] = settings.glossary_max_terms
+                fields[name]["propertyNames"]["maxLength"] = settings.glossary_max_term_chars
+                fields[name]["additionalProperties"]["maxLength"] = settings.glossary_max_term_chars
         if "source_lang" in fields:
             fields["source_lang"]["description"] += f" Served now: {served}."
         for text in (fields.get("text"), fields.get("texts", {}).get("items")):

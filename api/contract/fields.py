@@ -25,6 +25,11 @@ from shared.glossary import Glossary, GlossaryError
 # check agree on every string (Python alone also counts \x1c-\x1f and \x85; ECMA alone \ufeff).
 NOT_BLANK = "[^\\t\\n\\v\\f\\r \\x1c-\\x1f\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]"
 _NOT_BLANK = re.compile(NOT_BLANK)
+# A glossary term: starts and ends with a character that is neither whitespace nor a control character, and
+# holds no control character but whitespace (shared.glossary's rule, spelt for /openapi.json).
+_CONTROL = "\\x00-\\x08\\x0e-\\x1b\\x7f-\\x84\\x86-\\x9f"
+_TERM_EDGE = NOT_BLANK[:-1] + _CONTROL + "]"
+GLOSSARY_TERM = f"^{_TERM_EDGE}([^{_CONTROL}]*{_TERM_EDGE})?$"
 
 
 def refused(kind: str, message: str, **context: Any) -> PydanticCustomError:
@@ -96,6 +101,10 @@ GlossaryTerms = Annotated[
         "Latin-script terms match at word boundaries, case counts (a lower-case term also matches with a capital "
         "first letter), the longest term first; the target appears verbatim in the translation.",
         examples=[{"北京": "Beijing", "GitHub": "GitHub"}],
+        json_schema_extra={
+            "propertyNames": {"pattern": GLOSSARY_TERM},
+            "additionalProperties": {"type": "string", "pattern": GLOSSARY_TERM},
+        },
     ),
 ]
 GLOSSARY_ID_PATTERN = "^[0-9a-f]{32}$"

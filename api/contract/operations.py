@@ -17,6 +17,7 @@ from api.contract.requests import (
 )
 from api.contract.responses import (
     ACCEPTED,
+    GLOSSARY_MISSING,
     IDEMPOTENCY_KEY,
     JOB_FAILED,
     JOB_ID,
@@ -77,7 +78,7 @@ def paths(settings: Settings) -> dict[str, Any]:
                 "summary": "Submit a translation job",
                 "parameters": [IDEMPOTENCY_KEY],
                 "requestBody": json_body(JobRequest),
-                "responses": {**ACCEPTED, **SUBMIT_ERRORS},
+                "responses": {**ACCEPTED, **SUBMIT_ERRORS, **GLOSSARY_MISSING},
             }
         },
         "/v1/documents": {
@@ -164,6 +165,7 @@ def paths(settings: Settings) -> dict[str, Any]:
                     "200": answer("Done in time.", Translations),
                     "202": job("Not done in time: poll the job.", location=True),
                     **SUBMIT_ERRORS,
+                    **GLOSSARY_MISSING,
                     **JOB_FAILED,
                 },
             }

@@ -150,7 +150,7 @@ class GlossaryBody(Body):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field("", max_length=100)
-    terms: GlossaryTerms
+    terms: GlossaryTerms = Field(json_schema_extra={"minProperties": 1})
 
     @field_validator("terms")
     @classmethod

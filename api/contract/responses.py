@@ -65,6 +65,7 @@ ERRORS = {
     "503": error("Queue over its limit (`overloaded`) or Redis down/full (`unavailable`).", retry_after=True),
 }
 SUBMIT_ERRORS = {code: ERRORS[code] for code in ("400", "401", "408", "413", "415", "422", "429", "503")}
+GLOSSARY_MISSING = {"404": error("`glossary_id` names no stored glossary of this API key (`not_found`).")}
 READ_ERRORS = {code: ERRORS[code] for code in ("401", "429", "503")}
 JOB_FAILED = {
     "409": error("The job was cancelled meanwhile (`conflict`)."),

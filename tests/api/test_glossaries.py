@@ -129,7 +129,7 @@ def test_the_count_per_key_holds_under_concurrent_creations(api, clean):
 def test_a_request_glossary_adds_its_terms_to_the_stored_one_of_its_key(make_app):
     from api.auth import key_digest
     from api.contract import JobRequest
-    from api.errors import ValidationError
+    from api.errors import NotFound, ValidationError
     from api.glossaries import with_glossary
     from api.validation import parse_translation_request
 
@@ -160,7 +160,7 @@ def test_a_request_glossary_adds_its_terms_to_the_stored_one_of_its_key(make_app
             with pytest.raises(ValidationError) as caught:
                 glossary_of(fields, key)
             assert fragment in caught.value.message
-        with pytest.raises(ValidationError, match="names no glossary of this API key"):
+        with pytest.raises(NotFound, match="names no glossary of this API key"):
             glossary_of({"glossary_id": gid}, "key:" + "0" * 32)  # another key's id
     assert JobRequest.model_json_schema()["properties"]["glossary"]["type"] == "object"
 

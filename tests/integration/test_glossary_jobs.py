@@ -53,7 +53,7 @@ def test_a_stored_glossary_by_id_with_request_terms_on_top(stack):
     waited = requests.post(stack.api.url + "/v1/translate", json=body, timeout=30)
     assert waited.status_code == 200 and waited.json()["translations"] == ["从Beijing到Shanghai。"]
     missing = requests.post(stack.api.url + "/v1/jobs", json={"text": "你好。", "glossary_id": "0" * 32}, timeout=5)
-    assert missing.status_code == 422 and "glossary_id" in missing.json()["error"]["message"]
+    assert missing.status_code == 404 and "glossary_id" in missing.json()["error"]["message"]
     bad = requests.post(stack.api.url + "/v1/jobs", json={"text": "你好。", "glossary": {"北京": ""}}, timeout=5)
     assert bad.status_code == 422 and 'glossary["北京"] is empty' in bad.json()["error"]["message"]
 

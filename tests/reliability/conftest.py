@@ -30,17 +30,22 @@ class StatusRecorder:
 
     def _run(self):
         while not self._stop.is_set():
-            try:
-                status = self.stack.client.job(self.job_id)["status"]
-                if not self.seen or self.seen[-1] != status:
-                    self.seen.append(status)
-            except Exception:  # noqa: BLE001 - outages are part of some tests
-                pass
+            self._sample()
             time.sleep(0.05)
 
+    def _sample(self):
+        try:
+            status = self.stack.client.job(self.job_id)["status"]
+            if not self.seen or self.seen[-1] != status:
+                self.seen.append(status)
+        except Exception:  # noqa: BLE001 - outages are part of some tests
+            pass
+
     def stop(self):
+        """Stop polling, after one last look (the thread's last poll may predate the caller's)."""
         self._stop.set()
         self._thread.join()
+        self._sample()
         ranks = [self.ORDER[s] for s in self.seen]
         assert ranks == sorted(ranks), f"status went backwards: {self.seen}"
         return self.seen
