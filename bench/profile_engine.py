@@ -1,8 +1,10 @@
-"""Where a batch's time goes in transq's engine: encoder, decoder self-attention, cross-attention,
-feed-forward, layer norms, output projection, the decoder's own Python and cache handling, and the
-decoding loop's top-k/beam bookkeeping. Timed by forward hooks on the int8 model, realistic workload.
+"""Where a batch's time goes in transq's engine: encoder, the decoder steps' parts (embeddings, self- and
+cross-attention projections, feed-forward, layer norms, output projection, and the rest of a step: the
+attention itself, cache writes, residual additions, Python), the cross-attention keys and values (once per
+batch), and the decoding loop's top-k/beam bookkeeping. Timed by forward hooks on the int8 model and a
+timer around worker.model.fused_decoder's step, realistic workload.
 
-    python -m bench.profile_engine [WORKLOAD] [--beams 1,4] [--sentences 32] [--target-vocabulary]
+    python -m bench.profile_engine [WORKLOAD] [--beams 1,4] [--sentences 32] [--target-vocabulary] [--threads 1]
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 from bench.common import load_workload, machine, table
 from bench.engines import BATCH, DEFAULT_WORKLOAD, cpu_flags
 from bench.realistic_model import MAX_NEW_TOKENS, realistic_model
+from worker.model.fused_decoder import FusedSteps
 
 log = logging.getLogger("bench.profile_engine")
 
@@ -38,7 +41,9 @@ class Timers:
         module.register_forward_hook(after)
 
 
-def profile(folder: Path, sentences: list[str], beams: int, target_vocabulary: bool) -> tuple[dict, float, int]:
+def profile(
+    folder: Path, sentences: list[str], beams: int, target_vocabulary: bool, threads: int
+) -> tuple[dict, float, int]:
     from shared.settings import Settings
     from worker.model.batching import plan_batches
     from worker.model.engine import TranslationEngine
@@ -51,30 +56,48 @@ def profile(folder: Path, sentences: list[str], beams: int, target_vocabulary: b
             output_guard=False,
             quantize="int8",
             target_vocabulary=target_vocabulary,
+            torch_threads=threads,
         )
     )
     timers = Timers()
     model = engine.model
     timers.watch(model.get_encoder(), "encoder")
     decoder = model.get_decoder()
-    timers.watch(decoder, "decoder (all)")
+    timers.watch(decoder.embed_tokens, "embeddings")
     for layer in decoder.layers:
-        timers.watch(layer.self_attn, "self-attention")
-        timers.watch(layer.encoder_attn, "cross-attention")
+        for part in (layer.self_attn.q_proj, layer.self_attn.k_proj, layer.self_attn.v_proj, layer.self_attn.out_proj):
+            timers.watch(part, "self-attention projections")
+        for part in (layer.encoder_attn.q_proj, layer.encoder_attn.out_proj):
+            timers.watch(part, "cross-attention projections")
+        for part in (layer.encoder_attn.k_proj, layer.encoder_attn.v_proj):
+            timers.watch(part, "cross-attention keys/values (once per batch)")
         timers.watch(layer.fc1, "feed-forward")
         timers.watch(layer.fc2, "feed-forward")
         for norm in (layer.self_attn_layer_norm, layer.encoder_attn_layer_norm, layer.final_layer_norm):
             timers.watch(norm, "layer norms")
     timers.watch(engine.projection.head, "output projection")
+    steps_call = FusedSteps.__call__
+
+    def timed_step(step, tokens):  # type: ignore[no-untyped-def]
+        started = time.perf_counter()
+        try:
+            return steps_call(step, tokens)
+        finally:
+            timers.seconds["decoder steps (all)"] += time.perf_counter() - started
+
+    FusedSteps.__call__ = timed_step  # type: ignore[method-assign]
     ids = engine.token_ids(sentences)
     batches = plan_batches([len(i) for i in ids], 1 << 30, BATCH[beams])
     engine.translate_ids(ids[:2])
     timers.seconds.clear()
+    if not FusedSteps.fits(model):
+        raise SystemExit("this profile times worker.model.fused_decoder's steps; the model does not use them")
     before = engine.tokens_generated
     started = time.perf_counter()
     for batch in batches:
         engine.translate_ids([ids[i] for i in batch])
     total = time.perf_counter() - started
+    FusedSteps.__call__ = steps_call  # type: ignore[method-assign]
     return dict(timers.seconds), total, engine.tokens_generated - before
 
 
@@ -84,30 +107,36 @@ def main() -> None:
     parser.add_argument("--beams", default="1,4")
     parser.add_argument("--sentences", type=int, default=32)
     parser.add_argument("--target-vocabulary", action="store_true")
+    parser.add_argument("--threads", type=int, default=1, help="the engine's threads (default 1)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     all_sentences = load_workload(args.workload, 64)
     folder = realistic_model(all_sentences)
     rows = []
     for beams in [int(b) for b in args.beams.split(",")]:
-        seconds, total, tokens = profile(folder, all_sentences[: args.sentences], beams, args.target_vocabulary)
-        inside = sum(seconds[k] for k in ("self-attention", "cross-attention", "feed-forward", "layer norms"))
-        parts = {
-            "encoder": seconds["encoder"],
-            "self-attention": seconds["self-attention"],
-            "cross-attention": seconds["cross-attention"],
-            "feed-forward": seconds["feed-forward"],
-            "layer norms": seconds["layer norms"],
-            "decoder: embeddings, masks, cache, Python": seconds["decoder (all)"] - inside,
-            "output projection": seconds["output projection"],
-        }
+        seconds, total, tokens = profile(
+            folder, all_sentences[: args.sentences], beams, args.target_vocabulary, args.threads
+        )
+        modules = [
+            "embeddings",
+            "self-attention projections",
+            "cross-attention projections",
+            "feed-forward",
+            "layer norms",
+            "output projection",
+        ]
+        parts = {"encoder": seconds["encoder"], **{name: seconds[name] for name in modules}}
+        parts["attention itself (sdpa), cache writes, residuals, Python"] = seconds["decoder steps (all)"] - sum(
+            seconds[name] for name in modules
+        )
+        parts["cross-attention keys/values (once per batch)"] = seconds["cross-attention keys/values (once per batch)"]
         parts["top-k, beam bookkeeping, rules, detokenizing"] = total - sum(parts.values())
         for name, value in parts.items():
             rows.append([beams, name, value * 1000, 100 * value / total])
         rows.append([beams, f"total ({tokens} output tokens)", total * 1000, 100.0])
     print(
         f"\nrealistic workload, {args.sentences} sentences, int8, target vocabulary "
-        f"{'on' if args.target_vocabulary else 'off'}; {machine()}; CPU flags: {cpu_flags()}\n"
+        f"{'on' if args.target_vocabulary else 'off'}, {args.threads} thread(s); {machine()}; CPU flags: {cpu_flags()}\n"
     )
     print(table(["beam", "component", "ms", "%"], rows))
 

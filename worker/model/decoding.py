@@ -24,16 +24,16 @@ from typing import Any, Callable, Sequence
 import torch
 from transformers import GenerationConfig
 
+from worker.model.beam_search import beam_search
 from worker.model.decoder_steps import DecoderSteps
+from worker.model.fused_decoder import FusedSteps
 from worker.model.generation_config import ids as _ids
 from worker.model.generation_config import unsupported
 from worker.model.output_projection import OutputProjection
 
-_FINISHED = -1.0e9  # transformers' score for "not a candidate"
-
 
 @dataclass(frozen=True)
-class _Rules:
+class Rules:
     """The generation rules' tokens as columns of the output layer (None: a column it does not have)."""
 
     eos: int | None
@@ -43,7 +43,7 @@ class _Rules:
     projection: OutputProjection
 
     @classmethod
-    def of(cls, decoder: Decoder, projection: OutputProjection, no_repeat_ngram: int = 0) -> _Rules:
+    def of(cls, decoder: Decoder, projection: OutputProjection, no_repeat_ngram: int = 0) -> Rules:
         banned = [c for c in (projection.column(t) for t in decoder.banned) if c is not None]
         forced = None if decoder.forced_eos is None else projection.column(decoder.forced_eos)
         return cls(projection.column(decoder.eos), banned, forced, no_repeat_ngram, projection)
@@ -98,34 +98,44 @@ class Decoder:
         projection: OutputProjection | None = None,
         no_repeat_ngram: int = 0,
         limits: Sequence[int] | None = None,
+        confidence: list | None = None,
     ) -> list[list[int]]:
         """Each sentence's output tokens, up to and including its end of sentence. `interrupt` is asked
         before every decoding step; when it answers True the batch stops with BatchInterrupted. A `scores`
         list receives what generate() reports: each token's score (greedy), each sentence's (beam).
         `projection`: the output layer (default: the model's own, over the whole vocabulary).
         `no_repeat_ngram`: transformers' no_repeat_ngram_size (0: off). `limits`: each sentence's own
-        max_new_tokens (its end is forced at its last step), at most `max_new_tokens`."""
+        max_new_tokens (its end is forced at its last step), at most `max_new_tokens`. A `confidence` list
+        receives each sentence's length-normalised log-probability: the mean over its tokens (greedy), the
+        beam's final score with the length penalty, as generate()'s `sequences_scores` (beam)."""
         hidden = model.get_encoder()(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
         if num_beams > 1:
             hidden = hidden.repeat_interleave(num_beams, dim=0)
             attention_mask = attention_mask.repeat_interleave(num_beams, dim=0)
-        step = DecoderSteps(model, hidden, attention_mask, self.cache_argument, interrupt, projection)
-        rules = _Rules.of(self, step.projection, no_repeat_ngram)
         limit = torch.tensor(
             [min(n, max_new_tokens) for n in limits] if limits else [max_new_tokens] * len(input_ids),
-            device=step.device,
+            device=hidden.device,
         )
+        if FusedSteps.fits(model):
+            step: Any = FusedSteps(model, hidden, attention_mask, int(limit.max()), interrupt, projection)
+        else:
+            step = DecoderSteps(model, hidden, attention_mask, self.cache_argument, interrupt, projection)
+        rules = Rules.of(self, step.projection, no_repeat_ngram)
         if num_beams == 1:
-            return self._greedy(step, len(input_ids), limit, min_new_tokens, rules, scores)
-        return self._beam_search(step, len(input_ids), num_beams, limit, min_new_tokens, rules, scores)
+            return self._greedy(step, len(input_ids), limit, min_new_tokens, rules, scores, confidence)
+        wanted = scores if scores is not None else confidence
+        out = beam_search(self, step, len(input_ids), num_beams, limit, min_new_tokens, rules, wanted)
+        if confidence is not None and wanted is not confidence:
+            confidence[:] = wanted or []
+        return out
 
-    def _apply_rules(
+    def apply_rules(
         self,
         scores: torch.Tensor,
         new_tokens: int,
         min_new: int,
         at_limit: torch.Tensor,
-        rules: _Rules,
+        rules: Rules,
         history: Callable[[], list[list[int]]],
     ) -> None:
         """transformers' NoRepeatNGram, NoBadWords, MinNewTokens and ForcedEOS processors, in place, in the
@@ -142,23 +152,35 @@ class Decoder:
             scores[rows, rules.forced] = 0
 
     def _greedy(
-        self, step: DecoderSteps, batch: int, limit: torch.Tensor, min_new: int, rules: _Rules, scores_out: list | None
+        self,
+        step: Any,
+        batch: int,
+        limit: torch.Tensor,
+        min_new: int,
+        rules: Rules,
+        scores_out: list | None,
+        confidence: list | None,
     ) -> list[list[int]]:
         """Greedy search; a sentence leaves the batch (and the caches) at its end of sentence."""
         tokens = torch.full((batch, 1), self.start, dtype=torch.long, device=step.device)
         active = list(range(batch))  # the sentence of each row still in the batch
         out: list[list[int]] = [[] for _ in range(batch)]
         token_scores: list[list[float]] = [[] for _ in range(batch)]
+        log_probs = [0.0] * batch  # each sentence's sum of its tokens' log-probabilities (for `confidence`)
         for new in range(int(limit.max())):
             scores = step(tokens)
             history = lambda: [[self.start] + out[row] for row in active]  # noqa: B023 - called at once
-            self._apply_rules(scores, new, min_new, limit == new + 1, rules, history)
+            self.apply_rules(scores, new, min_new, limit == new + 1, rules, history)
             columns = scores.argmax(dim=-1)  # renormalizing would not move the argmax
             chosen = step.projection.tokens(columns)
             if scores_out is not None:
                 scored = torch.log_softmax(scores, -1) if self.renormalize else scores
                 for row, value in zip(active, scored.gather(1, columns[:, None])[:, 0].tolist()):
                     token_scores[row].append(value)
+            if confidence is not None:
+                chosen_log_probs = scores.gather(1, columns[:, None])[:, 0] - torch.logsumexp(scores, -1)
+                for row, value in zip(active, chosen_log_probs.tolist()):
+                    log_probs[row] += value
             for row, token in zip(active, chosen.tolist()):
                 out[row].append(token)
             ended = chosen == self.eos
@@ -172,141 +194,12 @@ class Decoder:
             tokens = chosen[:, None]
         if scores_out is not None:
             scores_out[:] = token_scores
+        if confidence is not None:
+            confidence[:] = [total / max(len(tokens), 1) for total, tokens in zip(log_probs, out)]
         return out
 
-    def _beam_search(
-        self,
-        step: DecoderSteps,
-        batch: int,
-        beams: int,
-        limit: torch.Tensor,
-        min_new: int,
-        rules: _Rules,
-        scores_out: list | None,
-    ) -> list[list[int]]:
-        """transformers' `_beam_search` (5.x, one end-of-sentence token, no sampling), step for step; a
-        sentence whose best hypotheses can no longer change leaves the batch and the caches."""
-        device = step.device
-        max_new = int(limit.max())
-        limit = limit[:, None]  # sentences x 1
-        keep = 2 * beams  # candidates kept per sentence: enough for `beams` that do not end here
-        top_mask = torch.arange(keep, device=device) < beams
-        running = torch.full((batch, beams, max_new), self.pad, dtype=torch.long, device=device)
-        running_scores = torch.zeros((batch, beams), device=device)
-        running_scores[:, 1:] = _FINISHED  # only the first beam's continuations count at first
-        finished = running.clone()
-        finished_scores = torch.full((batch, beams), _FINISHED, device=device)
-        is_finished = torch.zeros((batch, beams), dtype=torch.bool, device=device)
-        improvable = torch.ones((batch, 1), dtype=torch.bool, device=device)
-        last = torch.full((batch * beams, 1), self.start, dtype=torch.long, device=device)
-        active = torch.arange(batch)  # the sentence of each group of `beams` rows still in the batch
-        results: list[list[int]] = [[] for _ in range(batch)]
-        result_scores = [0.0] * batch
-        for new in range(max_new):
-            n = len(active)
-            log_probs = step(last)
-            torch._log_softmax(log_probs, -1, False, out=log_probs)
-            at_limit = (limit == new + 1).repeat_interleave(beams, dim=0)[:, 0]
-            history = lambda: [[self.start] + row for row in running[:, :, :new].reshape(n * beams, new).tolist()]  # noqa: B023
-            self._apply_rules(log_probs, new, min_new, at_limit, rules, history)
-            if self.renormalize:
-                torch._log_softmax(log_probs, -1, False, out=log_probs)
-            # Each beam's best `keep` tokens, then the sentence's best `keep` of those, by accumulated score.
-            row_best, row_columns = torch.topk(log_probs, keep, dim=-1)
-            del log_probs
-            row_tokens = step.projection.tokens(row_columns)
-            accumulated = (row_best.view(n, beams, keep) + running_scores[:, :, None]).view(n, -1)
-            top_scores, flat = torch.topk(accumulated, keep, dim=-1)
-            source_beam = flat // keep
-            top_tokens = row_tokens.view(n, -1).gather(1, flat)
-            top_sequences = running.gather(1, source_beam[:, :, None].expand(-1, -1, max_new))
-            top_sequences[:, :, new] = top_tokens
-            ends = (top_tokens == self.eos) | (new + 1 >= limit)
 
-            # The best `beams` candidates that did not end keep running.
-            still_running = top_scores + ends.to(torch.float32) * _FINISHED
-            chosen = torch.topk(still_running, beams, dim=-1)[1]
-            running = top_sequences.gather(1, chosen[:, :, None].expand(-1, -1, max_new))
-            running_scores = still_running.gather(1, chosen)
-            rows = source_beam.gather(1, chosen) + torch.arange(n, device=device)[:, None] * beams
-
-            # Candidates that ended among the best `beams` join the finished ones if they score higher.
-            just_finished = ends & top_mask[None, :]
-            ended_scores = top_scores / ((new + 1) ** self.length_penalty)
-            full = torch.all(is_finished, dim=-1, keepdim=True) & (self.early_stopping is True)
-            ended_scores += full.to(torch.float32) * _FINISHED
-            ended_scores += (~improvable).to(torch.float32) * _FINISHED
-            ended_scores += (~just_finished) * _FINISHED
-            merged_scores = torch.cat((finished_scores, ended_scores), dim=1)
-            best = torch.topk(merged_scores, beams, dim=-1)[1]
-            finished = torch.cat((finished, top_sequences), dim=1).gather(1, best[:, :, None].expand(-1, -1, max_new))
-            finished_scores = merged_scores.gather(1, best)
-            is_finished = torch.cat((is_finished, just_finished), dim=1).gather(1, best)
-
-            improvable = self._still_improvable(
-                improvable, running_scores, finished_scores, is_finished, new + 1, limit
-            )
-            # A sentence whose finished hypotheses can no longer change is done (transformers keeps
-            # computing it to the end of the batch; its result would be the same).
-            done = ~improvable[:, 0]
-            if self.early_stopping is True:
-                done |= torch.all(is_finished, dim=-1)
-            if bool(done.all()) or bool(ends.all()):
-                break
-            if bool(done.any()):
-                self._keep_results(done, active, finished, finished_scores, results, result_scores)
-                stay = (~done).nonzero()[:, 0]
-                running, running_scores, finished, finished_scores = (
-                    t[stay] for t in (running, running_scores, finished, finished_scores)
-                )
-                is_finished, improvable, active, limit = is_finished[stay], improvable[stay], active[stay], limit[stay]
-                step.select_rows(rows[stay].view(-1))
-            else:
-                step.keep_rows(rows.view(-1))
-            last = running[:, :, new].reshape(-1, 1)
-        self._keep_results(
-            torch.ones(len(active), dtype=torch.bool), active, finished, finished_scores, results, result_scores
-        )
-        if scores_out is not None:
-            scores_out[:] = result_scores
-        return results
-
-    def _keep_results(
-        self,
-        done: torch.Tensor,
-        active: torch.Tensor,
-        finished: torch.Tensor,
-        finished_scores: torch.Tensor,
-        results: list[list[int]],
-        result_scores: list[float],
-    ) -> None:
-        """The best finished hypothesis of each done sentence, into its place in `results`."""
-        index = done.nonzero()[:, 0]
-        sentences = active[index].tolist()
-        for sentence, tokens, score in zip(sentences, finished[index, 0].tolist(), finished_scores[index, 0].tolist()):
-            results[sentence] = _until_end(tokens, self.eos)
-            result_scores[sentence] = score
-
-    def _still_improvable(
-        self,
-        improvable: torch.Tensor,
-        running_scores: torch.Tensor,
-        finished_scores: torch.Tensor,
-        is_finished: torch.Tensor,
-        generated: int,
-        limit: torch.Tensor,
-    ) -> torch.Tensor:
-        """transformers' early-stop heuristic: can a running beam still beat the worst finished one?"""
-        if self.early_stopping == "never" and self.length_penalty > 0.0:
-            length: Any = limit.to(torch.float32)
-        else:
-            length = generated
-        best_running = running_scores[:, :1] / (length**self.length_penalty)
-        worst_finished = torch.where(is_finished, torch.min(finished_scores, dim=1, keepdim=True)[0], _FINISHED)
-        return improvable & torch.any(best_running > worst_finished, dim=-1, keepdim=True)
-
-
-def _block_repeated_ngrams(scores: torch.Tensor, history: list[list[int]], rules: _Rules) -> None:
+def _block_repeated_ngrams(scores: torch.Tensor, history: list[list[int]], rules: Rules) -> None:
     """transformers' NoRepeatNGramLogitsProcessor: a token that would repeat an n-gram of the row is banned."""
     size = rules.no_repeat_ngram
     for row, tokens in enumerate(history):
@@ -317,12 +210,3 @@ def _block_repeated_ngrams(scores: torch.Tensor, history: list[list[int]], rules
         columns = [c for c in (rules.projection.column(t) for t in repeated) if c is not None]
         if columns:
             scores[row, columns] = -math.inf
-
-
-def _until_end(tokens: Sequence[int], eos: int) -> list[int]:
-    out = []
-    for token in tokens:
-        out.append(token)
-        if token == eos:
-            break
-    return out

@@ -6,15 +6,9 @@ engine (torchao with compilation, CTranslate2) is one change, not a rewrite.
 
 from __future__ import annotations
 
-import ctypes
-import gc
-import hashlib
 import logging
-import os
-import secrets
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import torch
@@ -23,12 +17,14 @@ from transformers.utils import logging as transformers_logging
 
 from shared.memory import allowed_cpus, process_rss_bytes
 from shared.settings import Settings
-from worker.model import marian_positions
+from worker.model import confidence, marian_positions
 from worker.model.batching import batch_budget
 from worker.model.decoding import Decoder
 from worker.model.generation_config import unsupported
+from worker.model.heap import release_freed_memory, trim_heap
 from worker.model.output_projection import OutputProjection, target_token_ids
 from worker.model.quantization import quantize_int8
+from worker.model.revision import model_revision
 
 log = logging.getLogger(__name__)
 # Worker logs are ours: no progress bars, and transformers speaks only on errors.
@@ -90,7 +86,7 @@ class TranslationEngine:
                 ", ".join(fields),
             )
         self.tokens_generated = 0  # output tokens so far, end tokens included (for benchmarks and metrics)
-        _release_freed_memory()
+        release_freed_memory()
         config = model.config
         self.shape = Shape(
             d_model=config.d_model,
@@ -183,16 +179,25 @@ class TranslationEngine:
             attention[row, : len(sequence)] = 1
         return input_ids, attention
 
+    def translate(self, texts: Sequence[str], scores: bool = False) -> list[str] | tuple[list[str], list[float]]:
+        """Translate sentences (each within max_input_tokens) in one batch; with `scores`, also each
+        one's confidence (worker.model.confidence): (translations, confidences)."""
+        confidences: list[float] = []
+        texts_out = self.translate_ids(self.token_ids(texts), scores=confidences if scores else None)
+        return (texts_out, confidences) if scores else texts_out
+
     @torch.inference_mode()
     def translate_ids(
         self,
         batch: Sequence[list[int]],
         max_new_tokens: int | None = None,
         interrupt: Callable[[], bool] | None = None,
+        scores: list | None = None,
     ) -> list[str]:
         """Translate one batch of token-id sequences (each at most max_input_tokens long). `interrupt`
         is asked before each decoding step (by our decoding loop; generate() runs to the end); when it
-        answers True, BatchInterrupted is raised and nothing of the batch is returned."""
+        answers True, BatchInterrupted is raised and nothing of the batch is returned. A `scores` list
+        receives each sentence's confidence (worker.model.confidence)."""
         input_ids, attention = self.batch_inputs(batch)
         input_ids, attention = input_ids.to(self.device), attention.to(self.device)
         new_tokens = max_new_tokens or self.max_new_tokens
@@ -208,17 +213,25 @@ class TranslationEngine:
                     min_new_tokens,
                     interrupt,
                     projection=self.projection,
+                    confidence=scores,
                 )
                 self.tokens_generated += sum(len(row) for row in output)
             else:
-                output = self.model.generate(
+                generated = self.model.generate(
                     input_ids=input_ids,
                     attention_mask=attention,
                     num_beams=self.num_beams,
                     max_new_tokens=new_tokens,
                     min_new_tokens=min_new_tokens or None,
                     do_sample=False,
+                    **confidence.generate_kwargs(scores is not None),
                 )
+                if scores is not None:
+                    scores[:] = confidence.from_generate(
+                        self.model, generated, self.num_beams, self.tokenizer.eos_token_id
+                    )
+                output = confidence.sequences(generated)
+                del generated
                 self.tokens_generated += int((output[:, 1:] != self.tokenizer.pad_token_id).sum())
             texts = self.tokenizer.batch_decode(output, skip_special_tokens=True, clean_up_tokenization_spaces=True)
             del output
@@ -226,7 +239,7 @@ class TranslationEngine:
             # A batch's vocabulary-sized temporaries leave the heap fragmented; hand the free pages back
             # now (finished or stopped), so the next batch starts from the idle footprint and the memory
             # guard sees real use.
-            _trim_heap()
+            trim_heap()
         return [" ".join(text.split()) for text in texts]
 
     def translate_guarded(self, sentences: Sequence[str]) -> list[str]:
@@ -244,52 +257,6 @@ def _choose_device(name: str) -> torch.device:
 
 def _cuda_dtype() -> torch.dtype:
     return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-
-
-def _trim_heap() -> None:
-    """Return free heap pages to the system (glibc's malloc_trim; a no-op elsewhere)."""
-    if _LIBC is not None:
-        _LIBC.malloc_trim(0)
-
-
-def _load_libc() -> Any:
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-        libc.malloc_trim  # noqa: B018 - glibc only: musl and others have no malloc_trim
-        return libc
-    except (OSError, AttributeError):
-        return None
-
-
-_LIBC = _load_libc()
-
-
-def _release_freed_memory() -> None:
-    """Give the fp32 weights that quantization replaced back to the system."""
-    gc.collect()
-    _trim_heap()
-
-
-def model_revision(model: str) -> str:
-    """The model's revision: a digest of a local folder's config and weight files' metadata,
-    or the resolved commit of a hub model in the local Hugging Face cache."""
-    folder = Path(model)
-    if folder.is_dir():
-        digest = hashlib.sha256()
-        for path in sorted(folder.iterdir()):
-            if path.is_file():
-                stat = path.stat()
-                digest.update(f"{path.name}:{stat.st_size}:{int(stat.st_mtime)}".encode())
-                if path.suffix == ".json":
-                    digest.update(path.read_bytes())
-        return "local-" + digest.hexdigest()[:16]
-    try:
-        from huggingface_hub import snapshot_download
-
-        snapshot = snapshot_download(model, local_files_only=True, allow_patterns=["config.json"])
-        return "hub-" + os.path.basename(snapshot)
-    except Exception:  # noqa: BLE001 - an unknown revision must never share cache entries with another
-        return "unknown-" + secrets.token_hex(8)
 
 
 def describe(engine: TranslationEngine) -> dict[str, Any]:

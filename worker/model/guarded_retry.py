@@ -24,7 +24,7 @@ NO_REPEAT_NGRAM = 3
 @torch.inference_mode()
 def translate_guarded(engine: TranslationEngine, sentences: Sequence[str]) -> list[str]:
     """Each sentence translated again (see the module's docstring)."""
-    from worker.model.engine import _trim_heap as trim_heap
+    from worker.model.heap import trim_heap
 
     pieces = [(n, chunk) for n, ids in enumerate(engine.token_ids(sentences)) for chunk in engine.chunks(ids)]
     caps = [min(engine.max_new_tokens, 2 * len(chunk) + 8) for _, chunk in pieces]

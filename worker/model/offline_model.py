@@ -24,43 +24,13 @@ import tempfile
 from pathlib import Path
 from typing import Sequence
 
+from worker.model.model_shapes import SHAPES
+
 log = logging.getLogger(__name__)
 
 DATA = Path(__file__).parent / "data"
 COPY_MODEL = DATA / "copy-model"  # the copy model, built by `make_test_model(COPY_MODEL, train=True)`
 COPY_VOCABULARY = 1500  # one sentencepiece model for both sides: every character of the corpora, and pieces
-SHAPES = {
-    "tiny": dict(
-        d_model=32,
-        encoder_layers=1,
-        decoder_layers=1,
-        encoder_attention_heads=2,
-        decoder_attention_heads=2,
-        encoder_ffn_dim=64,
-        decoder_ffn_dim=64,
-        vocab_size=0,
-    ),
-    "copy": dict(  # the tiny model taught to copy: wide enough to tell its 1500 pieces apart after int8
-        d_model=64,
-        encoder_layers=1,
-        decoder_layers=1,
-        encoder_attention_heads=4,
-        decoder_attention_heads=4,
-        encoder_ffn_dim=128,
-        decoder_ffn_dim=128,
-        vocab_size=0,
-    ),
-    "opus": dict(
-        d_model=512,
-        encoder_layers=6,
-        decoder_layers=6,
-        encoder_attention_heads=8,
-        decoder_attention_heads=8,
-        encoder_ffn_dim=2048,
-        decoder_ffn_dim=2048,
-        vocab_size=65001,
-    ),
-}
 
 
 def _train_spm(

@@ -55,7 +55,9 @@ class OutputProjection:
 
     def __call__(self, hidden: torch.Tensor) -> torch.Tensor:
         logits = self.head(hidden)
-        if self.bias is not None:
+        if self.bias is not None and logits.dtype == self.bias.dtype == torch.float32:
+            logits += self.bias.to(logits.device)  # in place: the layer's output is a new tensor
+        elif self.bias is not None:
             logits = logits + self.bias.to(logits.device)
         return logits if logits.dtype == torch.float32 and logits.is_contiguous() else logits.float().contiguous()
 

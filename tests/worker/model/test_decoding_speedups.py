@@ -10,13 +10,20 @@ from shared.settings import Settings
 from tests.worker.model.test_decoding import SENTENCES, _tokens
 
 
-def _decoder_rows(model) -> tuple[list[int], object]:  # type: ignore[no-untyped-def]
-    """Rows the decoder computes at each step, recorded by a forward hook."""
+def _decoder_rows(model) -> tuple[list[int], list[int], list]:  # type: ignore[no-untyped-def]
+    """Rows the decoder computes at each step (its first layer's self-attention query), and rows of each
+    cross-attention key projection, recorded by forward hooks."""
     rows: list[int] = []
-    handle = model.get_decoder().register_forward_pre_hook(
-        lambda _module, args, kwargs: rows.append(kwargs["input_ids"].shape[0]), with_kwargs=True
-    )
-    return rows, handle
+    cross: list[int] = []
+    layers = model.get_decoder().layers
+    handles = [
+        layers[0].self_attn.q_proj.register_forward_pre_hook(lambda _m, args: rows.append(args[0].shape[0])),
+        *(
+            layer.encoder_attn.k_proj.register_forward_pre_hook(lambda _m, args: cross.append(args[0].shape[0]))
+            for layer in layers
+        ),
+    ]
+    return rows, cross, handles
 
 
 @pytest.mark.parametrize("beams", [1, 4])
@@ -25,15 +32,18 @@ def test_finished_sentences_leave_the_batch(eos_prone, engine, beams):
 
     decoder = Decoder.for_model(eos_prone)
     input_ids, mask = engine.batch_inputs(engine.token_ids(SENTENCES))
-    rows, handle = _decoder_rows(eos_prone)
+    rows, cross, handles = _decoder_rows(eos_prone)
     try:
         with torch.inference_mode():
             reference = eos_prone.generate(input_ids=input_ids, attention_mask=mask, num_beams=beams, max_new_tokens=12)
-            del rows[:]  # generate()'s own steps
+            del rows[:], cross[:]  # generate()'s own steps
             ours = decoder.generate(eos_prone, input_ids, mask, beams, 12)
     finally:
-        handle.remove()
+        for handle in handles:
+            handle.remove()
     assert ours == _tokens(reference, engine.tokenizer.eos_token_id, engine.tokenizer.pad_token_id)
+    # cross-attention keys once per batch and layer, not once per step
+    assert cross == [len(SENTENCES) * beams] * len(eos_prone.get_decoder().layers) and len(rows) > 1
     assert rows[0] == len(SENTENCES) * beams
     assert rows == sorted(rows, reverse=True) and rows[-1] < rows[0], rows
     if beams == 1:  # at each step, exactly the sentences that have not ended yet

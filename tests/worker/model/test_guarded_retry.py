@@ -47,9 +47,8 @@ def test_the_retry_is_one_batch_through_the_engine_with_generates_output(looping
     looped = engine.translate_ids(engine.token_ids(SENTENCES))
     assert any(problem(s, t) for s, t in zip(SENTENCES, looped))  # the model does loop
     rows: list[int] = []
-    handle = engine.model.get_decoder().register_forward_pre_hook(
-        lambda _m, _a, kwargs: rows.append(kwargs["input_ids"].shape[0]), with_kwargs=True
-    )
+    first_layer = engine.model.get_decoder().layers[0]  # its query: the rows of each decoder step
+    handle = first_layer.self_attn.q_proj.register_forward_pre_hook(lambda _m, args: rows.append(args[0].shape[0]))
     try:
         again = engine.translate_guarded(SENTENCES)
     finally:

@@ -1,0 +1,137 @@
+"""Marian's decoder, one step at a time, over preallocated key/value caches.
+
+transformers' decoder step builds two attention masks, looks up positions, and in every layer appends
+this step's keys and values to a DynamicCache by `torch.cat` (a copy of the whole cache, per layer, per
+step) and routes the attention through its interface registry. This step does the same arithmetic on the
+same modules (the model's own Linear, LayerNorm and embedding layers, int8 or not) with less around it:
+
+- self-attention keys and values are written into a buffer sized for the longest output, and attention
+  reads the filled part (a view, no copy);
+- cross-attention keys and values are computed once per batch, from the encoder's states, and only
+  shrink when sentences leave;
+- attention is torch's scaled_dot_product_attention, called with the arguments transformers' "sdpa"
+  attention passes it, so the logits are the same (tests/worker/model/test_decoding.py compares tokens with
+  generate(); tests/worker/model/test_fused_decoder.py the logits).
+
+It serves post-norm Marian decoders with transformers' "sdpa" attention (opus-mt's); `FusedSteps.fits`
+says whether a model is one, and decoder_steps.DecoderSteps serves any other.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+from torch.nn.functional import scaled_dot_product_attention
+
+from worker.model.batching import BatchInterrupted
+from worker.model.output_projection import OutputProjection
+
+
+class FusedSteps:
+    """One decoder step at a time; returns float32 logits the caller may overwrite."""
+
+    @staticmethod
+    def fits(model: Any) -> bool:
+        """Whether this model's decoder is one these steps reproduce (Marian, post-norm, sdpa attention)."""
+        config = model.config
+        return (
+            config.model_type == "marian"
+            and not getattr(config, "normalize_before", False)
+            and getattr(config, "_attn_implementation", None) == "sdpa"
+            and getattr(model.get_decoder(), "layernorm_embedding", None) is None
+        )
+
+    def __init__(
+        self,
+        model: Any,
+        encoder_hidden: torch.Tensor,
+        attention_mask: torch.Tensor,
+        max_steps: int,
+        interrupt: Callable[[], bool] | None = None,
+        projection: OutputProjection | None = None,
+    ):
+        decoder = model.get_decoder()
+        self.layers = list(decoder.layers)
+        self.embed_tokens = decoder.embed_tokens
+        self.embed_scale = decoder.embed_scale
+        self.positions = decoder.embed_positions.weight
+        self.interrupt = interrupt
+        self.device = attention_mask.device
+        self.projection = projection or OutputProjection.full(model)
+        attention = self.layers[0].self_attn
+        self.heads, self.head_dim = attention.num_heads, attention.head_dim
+        self.scaling = attention.scaling
+        rows = encoder_hidden.shape[0]
+        # transformers' bidirectional mask for sdpa: none where no row is padded, else True where attended
+        self.cross_mask = None if bool(attention_mask.all()) else attention_mask.bool()[:, None, None, :]
+        self.cross = [self._split(layer.encoder_attn.k_proj(encoder_hidden)) for layer in self.layers]
+        self.cross_values = [self._split(layer.encoder_attn.v_proj(encoder_hidden)) for layer in self.layers]
+        shape = (rows, self.heads, max_steps, self.head_dim)
+        dtype = self.cross[0].dtype
+        self.keys = [torch.empty(shape, dtype=dtype, device=self.device) for _ in self.layers]
+        self.values = [torch.empty(shape, dtype=dtype, device=self.device) for _ in self.layers]
+        self.spare: list[torch.Tensor] = []  # keep_rows' second set of buffers, made on first use
+        self.step = 0
+
+    def _split(self, states: torch.Tensor) -> torch.Tensor:
+        """rows x length x d_model -> rows x heads x length x head_dim (a view, as transformers makes it)."""
+        return states.view(states.shape[0], states.shape[1], self.heads, self.head_dim).transpose(1, 2)
+
+    def __call__(self, tokens: torch.Tensor) -> torch.Tensor:
+        if self.interrupt is not None and self.interrupt():
+            raise BatchInterrupted()
+        t = self.step
+        hidden = self.embed_tokens(tokens.contiguous()) * self.embed_scale + self.positions[t : t + 1]
+        for i, layer in enumerate(self.layers):
+            attention = layer.self_attn
+            query = self._split(attention.q_proj(hidden))
+            self.keys[i][:, :, t : t + 1] = self._split(attention.k_proj(hidden))
+            self.values[i][:, :, t : t + 1] = self._split(attention.v_proj(hidden))
+            keys, values = self.keys[i][:, :, : t + 1], self.values[i][:, :, : t + 1]
+            out = scaled_dot_product_attention(query, keys, values, scale=self.scaling)
+            hidden = layer.self_attn_layer_norm(hidden + attention.out_proj(self._merge(out)))
+            attention = layer.encoder_attn
+            query = self._split(attention.q_proj(hidden))
+            out = scaled_dot_product_attention(
+                query, self.cross[i], self.cross_values[i], attn_mask=self.cross_mask, scale=self.scaling
+            )
+            hidden = layer.encoder_attn_layer_norm(hidden + attention.out_proj(self._merge(out)))
+            hidden = layer.final_layer_norm(hidden + layer.fc2(layer.activation_fn(layer.fc1(hidden))))
+        self.step = t + 1
+        return self.projection(hidden[:, -1, :])
+
+    def _kept(self, buffers: list[torch.Tensor], rows: torch.Tensor) -> list[torch.Tensor]:
+        """New, smaller buffers holding these rows' filled steps."""
+        kept = []
+        for buffer in buffers:
+            new = torch.empty((len(rows), *buffer.shape[1:]), dtype=buffer.dtype, device=buffer.device)
+            torch.index_select(buffer[:, :, : self.step], 0, rows, out=new[:, :, : self.step])
+            kept.append(new)
+        return kept
+
+    @staticmethod
+    def _merge(out: torch.Tensor) -> torch.Tensor:
+        """rows x heads x 1 x head_dim -> rows x 1 x d_model, contiguous (as transformers' sdpa attention)."""
+        return out.transpose(1, 2).contiguous().reshape(out.shape[0], 1, -1)
+
+    def keep_rows(self, rows: torch.Tensor) -> None:
+        """Continue from these rows' decoder states (beams stay within their sentence, whose
+        cross-attention rows are copies of one encoder output: only the self-attention caches move).
+        The filled steps are gathered straight into a second buffer of the same shape, which then takes
+        the first's place: one copy, not a gather and a copy back (only the pages written count in RSS)."""
+        if not self.spare:
+            self.spare = [torch.empty_like(buffer) for buffer in self.keys + self.values]
+        filled, layers = self.step, len(self.keys)
+        for i, buffer in enumerate(self.keys + self.values):
+            torch.index_select(buffer[:, :, :filled], 0, rows, out=self.spare[i][:, :, :filled])
+        self.keys, self.values, self.spare = self.spare[:layers], self.spare[layers:], self.keys + self.values
+
+    def select_rows(self, rows: torch.Tensor) -> None:
+        """Keep only these rows (in this order): the others' sentences are done."""
+        self.keys, self.values = self._kept(self.keys, rows), self._kept(self.values, rows)
+        self.spare = []
+        self.cross = [k.index_select(0, rows) for k in self.cross]
+        self.cross_values = [v.index_select(0, rows) for v in self.cross_values]
+        if self.cross_mask is not None:
+            self.cross_mask = self.cross_mask.index_select(0, rows)
