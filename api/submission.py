@@ -94,6 +94,7 @@ def _job(job_id: str, request: TranslationRequest, route: Route, owner: str, det
         callback_url=request.callback_url or "",
         detected=detected.public() if detected else {},
         glossary=request.glossary or {},
+        want_scores=request.scores,
     )
 
 
@@ -124,6 +125,8 @@ def _create(
             join_translations(segs, [next(translations) for s in segs if s.translate])  # type: ignore[misc]
             for segs in request.segments
         ]
+        if job.want_scores:
+            job.scores = _cached_scores(services, cache_namespaces(namespace, sentences, glossary), sentences, request)
         job.texts = []  # a finished job's texts are not kept: its result is what it is read for
     try:
         created = services.store.create(
@@ -143,6 +146,14 @@ def _create(
         return created, charged
     services.stats.add(_counters(hits, len(request.sentences) - hits, fast=job.status == JobStatus.SUCCEEDED))
     return created, charged
+
+
+def _cached_scores(
+    services: Services, namespaces: list[str], sentences: list[str], request: TranslationRequest
+) -> list[list[float | None]]:
+    """Each text's cached sentences' scores, in order (None where the cache kept none)."""
+    scores = iter(services.cache.scores_each(namespaces, sentences))
+    return [[next(scores) for s in segs if s.translate] for segs in request.segments]
 
 
 def _enqueue(services: Services, job: Job, idempotency: Idempotency | None) -> None:
