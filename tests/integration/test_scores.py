@@ -67,3 +67,15 @@ def test_the_summary_counts_the_sentences_under_the_threshold(make_stack, engine
     job = post(s, {"texts": texts, "scores": True})
     assert job["confidence"]["threshold"] == threshold
     assert job["confidence"]["low"] == 2
+
+
+def test_a_translation_cached_before_scores_were_kept_has_a_null_score(stack):
+    """RELIABILITY 106: a cache entry without its score (written before this change) still answers."""
+    first = post(stack, {"texts": ["旧的缓存条目。"], "scores": True})
+    score_keys = stack.r.keys(f"{stack.settings.key_prefix}c:*:s")
+    assert score_keys and all(0 < stack.r.ttl(k) <= stack.settings.cache_ttl for k in score_keys)
+    stack.r.delete(*score_keys)
+    again = post(stack, {"texts": ["旧的缓存条目。"], "scores": True})
+    assert again["cached_sentences"] == 1 and again["result"]["translations"] == first["result"]["translations"]
+    assert again["result"]["scores"] == [[None]]
+    assert again["confidence"] == {"mean": None, "min": None, "low": 0, "threshold": stack.settings.low_confidence}
