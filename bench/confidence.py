@@ -1,5 +1,5 @@
 """What a sentence's confidence costs: transq's engine decoding the same batches with and without `scores`
-(worker.model.confidence), interleaved pass by pass in one run, best pass of each kept. The worker always asks
+(worker.model.confidence), interleaved pass by pass in one run (the order alternating), best pass of each kept. The worker always asks
 for scores (worker.scheduling.batch_runner), so this is the whole cost of the feature.
 
     python -m bench.confidence [WORKLOAD] [--models copy,opus] [--beams 1,4] [--sentences 32] [--passes 5]
@@ -59,9 +59,9 @@ def measure(name: str, workload: list[str], beams: int, passes: int) -> list[obj
     batches = [ids[i : i + size] for i in range(0, len(ids), size)]
     timed(engine, batches[:1], True)  # warm-up
     without, with_scores = [], []
-    for _ in range(passes):
-        without.append(timed(engine, batches, False))
-        with_scores.append(timed(engine, batches, True))
+    for number in range(passes):  # the order alternates, so neither side always runs second
+        for scores in (False, True) if number % 2 == 0 else (True, False):
+            (with_scores if scores else without).append(timed(engine, batches, scores))
     best_off, best_on = min(without), min(with_scores)
     return [name, beams, len(workload), best_off * 1000, best_on * 1000, 100 * (best_on - best_off) / best_off]
 

@@ -192,3 +192,5 @@ def test_scores_flag_a_low_confidence_translation(make_stack, browser):
     marker = browser.find_element(By.ID, "confidence")
     assert marker.is_displayed() and marker.get_attribute("class") == "low"
     assert marker.text.startswith("⚠ low confidence: 2 sentence(s) under 0")
+    SCREENSHOTS.mkdir(exist_ok=True)
+    browser.save_screenshot(str(SCREENSHOTS / "web-page-scores.png"))
