@@ -113,7 +113,8 @@ def _create(
     namespace = services.routes.cache_namespace(route) if not request.document else None
     sentences = [normalise(s) for s in request.sentences]
     glossary = Glossary.of(request.glossary) if request.glossary else None
-    found = services.cache.get_each(cache_namespaces(namespace, sentences, glossary), sentences) if namespace else []
+    spaces = cache_namespaces(namespace, sentences, glossary) if namespace else []
+    found = services.cache.get_each(spaces, sentences) if namespace else []
     hits = sum(t is not None for t in found)
     job.sentences_done = job.cached_sentences = hits  # cached sentences are done: progress starts there
     cached_characters = sum(len(s) for s, t in zip(request.sentences, found) if t is not None)
@@ -126,7 +127,7 @@ def _create(
             for segs in request.segments
         ]
         if job.want_scores:
-            job.scores = _cached_scores(services, cache_namespaces(namespace, sentences, glossary), sentences, request)
+            job.scores = _cached_scores(services, spaces, sentences, request)
         job.texts = []  # a finished job's texts are not kept: its result is what it is read for
     try:
         created = services.store.create(
