@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from api.contract import CallbackDelivery, Detection, DocumentLink, JobResult, JobView, Progress
+from api.contract import CallbackDelivery, Confidence, Detection, DocumentLink, JobResult, JobView, Progress
 from shared.callback_state import callback_view, delivery_state
 from shared.document_store import DocumentStore
 from shared.error_codes import ErrorCode
@@ -18,9 +18,11 @@ def job_error(job: Job) -> dict[str, str]:
     return job.error or {"code": ErrorCode.INTERNAL_ERROR.value, "message": "the job failed"}
 
 
-def job_view(job: Job, documents: DocumentStore | None = None) -> dict[str, Any]:
+def job_view(job: Job, documents: DocumentStore | None = None, low_confidence: float | None = None) -> dict[str, Any]:
     """The job's public body: its progress; once it has succeeded its result (a document job's: its translated
-    documents, from `documents`, by default the API's store), once it has failed its error."""
+    documents, from `documents`, by default the API's store; with scores asked for, its sentences' scores and
+    their summary against `low_confidence`, by default the API's TRANSQ_LOW_CONFIDENCE), once it has failed
+    its error."""
     if documents is None:
         from api import services  # the API's own store, where there is an app
 
@@ -35,6 +37,9 @@ def job_view(job: Job, documents: DocumentStore | None = None) -> dict[str, Any]
         parts["result"] = (
             _document_result(job, documents) if record is not None else JobResult(translations=job.result or [])
         )
+        if job.scores is not None:
+            parts["result"].scores = job.scores
+            parts["confidence"] = confidence(job.scores, _threshold(low_confidence))
     if job.status == JobStatus.FAILED:
         parts["error"] = job_error(job)
     if job.detected:
@@ -55,6 +60,25 @@ def job_view(job: Job, documents: DocumentStore | None = None) -> dict[str, Any]
         **parts,
     )
     return view.model_dump(mode="json", exclude_unset=True)
+
+
+def confidence(scores: list[list[float | None]], threshold: float) -> Confidence:
+    """A job's sentence scores in brief: their mean and minimum, and how many are under `threshold`."""
+    known = [s for text in scores for s in text if s is not None]
+    return Confidence(
+        mean=sum(known) / len(known) if known else None,
+        min=min(known, default=None),
+        low=sum(s < threshold for s in known),
+        threshold=threshold,
+    )
+
+
+def _threshold(low_confidence: float | None) -> float:
+    if low_confidence is not None:
+        return low_confidence
+    from api import services  # the API's own settings, where there is an app
+
+    return services().settings.low_confidence
 
 
 def download_url(job_id: str) -> str:

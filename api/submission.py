@@ -94,6 +94,7 @@ def _job(job_id: str, request: TranslationRequest, route: Route, owner: str, det
         callback_url=request.callback_url or "",
         detected=detected.public() if detected else {},
         glossary=request.glossary or {},
+        want_scores=request.scores,
     )
 
 
@@ -112,7 +113,8 @@ def _create(
     namespace = services.routes.cache_namespace(route) if not request.document else None
     sentences = [normalise(s) for s in request.sentences]
     glossary = Glossary.of(request.glossary) if request.glossary else None
-    found = services.cache.get_each(cache_namespaces(namespace, sentences, glossary), sentences) if namespace else []
+    spaces = cache_namespaces(namespace, sentences, glossary) if namespace else []
+    found = services.cache.get_each(spaces, sentences) if namespace else []
     hits = sum(t is not None for t in found)
     job.sentences_done = job.cached_sentences = hits  # cached sentences are done: progress starts there
     cached_characters = sum(len(s) for s, t in zip(request.sentences, found) if t is not None)
@@ -124,6 +126,8 @@ def _create(
             join_translations(segs, [next(translations) for s in segs if s.translate])  # type: ignore[misc]
             for segs in request.segments
         ]
+        if job.want_scores:
+            job.scores = _cached_scores(services, spaces, sentences, request)
         job.texts = []  # a finished job's texts are not kept: its result is what it is read for
     try:
         created = services.store.create(
@@ -143,6 +147,14 @@ def _create(
         return created, charged
     services.stats.add(_counters(hits, len(request.sentences) - hits, fast=job.status == JobStatus.SUCCEEDED))
     return created, charged
+
+
+def _cached_scores(
+    services: Services, namespaces: list[str], sentences: list[str], request: TranslationRequest
+) -> list[list[float | None]]:
+    """Each text's cached sentences' scores, in order (None where the cache kept none)."""
+    scores = iter(services.cache.scores_each(namespaces, sentences))
+    return [[next(scores) for s in segs if s.translate] for segs in request.segments]
 
 
 def _enqueue(services: Services, job: Job, idempotency: Idempotency | None) -> None:

@@ -13,7 +13,7 @@ from api.contract import ErrorBody, ErrorDetail, LegacyRequest, LegacyTranslatio
 from api.documents.job_documents import document_info, documents_of
 from api.errors import error_response
 from api.glossaries import with_glossary
-from api.job_view import job_error
+from api.job_view import confidence, job_error
 from api.jobs import job_response
 from api.submission import submit
 from api.validation import parse_translation_request, read_json_object
@@ -58,7 +58,12 @@ def translate():  # type: ignore[no-untyped-def]
     job = wait_for(job, timeout)
     if job.status == JobStatus.SUCCEEDED:
         translations = documents_of(job) if document_info(job) else job.result or []
-        return Translations(translations=translations).model_dump()
+        scored = (
+            {"scores": job.scores, "confidence": confidence(job.scores, services().settings.low_confidence)}
+            if job.scores is not None
+            else {}
+        )
+        return Translations(translations=translations, **scored).model_dump(mode="json", exclude_unset=True)
     if job.status == JobStatus.FAILED:
         return _failed(job)
     if job.finished:

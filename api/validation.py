@@ -40,15 +40,15 @@ class TranslationRequest:
     characters: int = 0  # what the client's character quota is charged (shared.quota)
     glossary: dict[str, str] | None = None  # its terms (a stored glossary's merged in: api.glossaries)
     glossary_id: str | None = None  # the stored glossary it names
+    scores: bool = False  # its result carries each sentence's confidence
 
     def digest(self, pair: str) -> str:
         """What the request asks for, normalised (`text` and a one-item `texts` are the same request, and so
         are a pair named and the same pair left out): an Idempotency-Key reused with a different request
         is refused, not answered with the first job."""
         glossary = sorted((self.glossary or {}).items())
-        canonical = json.dumps(
-            [self.texts, pair, self.format, self.document, self.callback_url, glossary], ensure_ascii=False
-        )
+        asked = [self.texts, pair, self.format, self.document, self.callback_url, glossary]
+        canonical = json.dumps(asked + ["scores"] if self.scores else asked, ensure_ascii=False)
         return hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -134,16 +134,18 @@ def parse_translation_request(
     fmt = getattr(checked, "format", "text")
     timeout = getattr(checked, "timeout", None)
     languages = {k: getattr(checked, k, None) for k in ("source_lang", "target_lang", "callback_url")}
-    glossary = {k: getattr(checked, k, None) for k in ("glossary", "glossary_id")}
+    # A document's sentences (format other than text) are translated without scores: README, Confidence scores.
+    extras = {k: getattr(checked, k, None) for k in ("glossary", "glossary_id")}
+    extras["scores"] = getattr(checked, "scores", False) and fmt == "text"
     if fmt != "text":
         upload = document_upload(texts, fmt, settings.max_sentence_chars)
-        return dataclasses.replace(document_request(upload, fmt, languages), timeout=timeout, **glossary)
+        return dataclasses.replace(document_request(upload, fmt, languages), timeout=timeout, **extras)
     total = sum(len(text) for text in texts)
     if total > settings.max_chars:
         raise ValidationError(f"the texts have {total} characters; at most {settings.max_chars} are allowed")
     segments, flat = split_texts(texts, settings, "the texts have")
     return TranslationRequest(
-        texts=texts, segments=segments, sentences=flat, timeout=timeout, characters=total, **languages, **glossary
+        texts=texts, segments=segments, sentences=flat, timeout=timeout, characters=total, **languages, **extras
     )
 
 

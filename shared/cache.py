@@ -55,6 +55,10 @@ class SentenceCache:
     def _key(self, namespace: str, sentence: str) -> str:
         return self.keys.cache_entry(namespace, sentence_digest(sentence))
 
+    def _score_key(self, namespace: str, sentence: str) -> str:
+        """Where a sentence's confidence (worker.model.confidence) lives beside its translation."""
+        return self._key(namespace, sentence) + ":s"
+
     def get_many(self, namespace: str, sentences: Sequence[str]) -> list[str | None]:
         """Cached translations in order (None for a miss), with one MGET."""
         return self.get_each([namespace] * len(sentences), sentences)
@@ -69,14 +73,29 @@ class SentenceCache:
             log.warning("sentence cache unavailable, treating %d sentences as misses: %s", len(sentences), exc)
             return [None] * len(sentences)
 
-    def put_many(self, namespace: str, translations: dict[str, str]) -> bool:
-        """Store translations (sentence -> translation) with their TTL in one pipelined round trip."""
+    def scores_each(self, namespaces: Sequence[str], sentences: Sequence[str]) -> list[float | None]:
+        """The cached confidences of these sentences, with one MGET (None: none kept, e.g. a translation cached
+        before scores were, or made through a glossary's term protection)."""
+        if not sentences:
+            return []
+        try:
+            found = self.client.mget([self._score_key(ns, s) for ns, s in zip(namespaces, sentences, strict=True)])
+        except redis.RedisError as exc:
+            log.warning("sentence cache unavailable, %d scores unknown: %s", len(sentences), exc)
+            return [None] * len(sentences)
+        return [float(v) if v is not None else None for v in found]
+
+    def put_many(self, namespace: str, translations: dict[str, str], scores: dict[str, float] | None = None) -> bool:
+        """Store translations (sentence -> translation), and the `scores` of those that have one, with their
+        TTL in one pipelined round trip."""
         if not translations:
             return True
         try:
             pipe = self.client.pipeline(transaction=False)
             for sentence, translation in translations.items():
                 pipe.set(self._key(namespace, sentence), translation, ex=self.ttl_seconds)
+                if scores and sentence in scores:
+                    pipe.set(self._score_key(namespace, sentence), repr(scores[sentence]), ex=self.ttl_seconds)
             pipe.execute()
             return True
         except redis.RedisError as exc:

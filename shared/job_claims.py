@@ -14,6 +14,8 @@ from shared.job_record import utc_now
 from shared.job_status import ClaimOutcome, Move
 from shared.keys import Keys
 
+SCORE_PREFIX = "s"  # a partial hash's field of a sentence's score: s<index> (its translation's field: <index>)
+
 
 @dataclass(frozen=True)
 class Claim:
@@ -122,10 +124,11 @@ class WorkerSide:
         cached: int = 0,
         new: dict[int, str] | None = None,
         warnings: list[dict[str, Any]] | None = None,
+        scores: dict[int, float] | None = None,
     ) -> Move:
         """Record progress and the job's `new` translations (by sentence index), kept until it is final so
-        that a parked or redelivered job resumes where it was, whatever the sentence cache holds; and its
-        `warnings` (all of them) when given. 'ok'; 'fenced' (claimed again since `fence`: nothing written);
+        that a parked or redelivered job resumes where it was, whatever the sentence cache holds, with their
+        `scores` (fields `s<index>`); and its `warnings` (all of them) when given. 'ok'; 'fenced' (claimed again since `fence`: nothing written);
         'stopped' (not running)."""
         args: list[Any] = [
             sentences_done,
@@ -136,11 +139,24 @@ class WorkerSide:
         ]
         for index, translation in (new or {}).items():
             args += [index, translation]
+        for index, score in (scores or {}).items():
+            args += [f"{SCORE_PREFIX}{index}", repr(score)]
         return Move(self._progress(keys=[self.keys.job(job_id), self.keys.partial(job_id)], args=args))
 
     def partial_translations(self, job_ids: list[str]) -> list[dict[int, str]]:
         """The translations recorded so far of each job, by sentence index."""
+        return [translations for translations, _ in self.partial_progress(job_ids)]
+
+    def partial_progress(self, job_ids: list[str]) -> list[tuple[dict[int, str], dict[int, float]]]:
+        """The translations recorded so far of each job, and the scores of those that have one, by sentence
+        index."""
         pipe = self.client.pipeline(transaction=False)
         for job_id in job_ids:
             pipe.hgetall(self.keys.partial(job_id))
-        return [{int(i): t for i, t in found.items()} for found in pipe.execute()]
+        return [
+            (
+                {int(i): t for i, t in found.items() if not i.startswith(SCORE_PREFIX)},
+                {int(i[1:]): float(v) for i, v in found.items() if i.startswith(SCORE_PREFIX)},
+            )
+            for found in pipe.execute()
+        ]

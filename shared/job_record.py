@@ -17,7 +17,7 @@ from shared.job_status import JobStatus
 # shared.document_store).
 RECORD_FIELDS = (
     "id status texts model created_at sentences_total sentences_done cached_sentences started_at finished_at "
-    "result error attempts submitted owner route format warnings callback_url detected glossary"
+    "result error attempts submitted owner route format warnings callback_url detected glossary want_scores scores"
 ).split() + list(CALLBACK_FIELDS)
 
 
@@ -65,6 +65,8 @@ class Job:
     callback: dict[str, Any] = field(default_factory=dict)  # that delivery's state (shared.callback_state)
     detected: dict[str, Any] = field(default_factory=dict)  # source_lang "auto": {"language", "confidence"}
     glossary: dict[str, str] = field(default_factory=dict)  # its glossary's terms (shared.glossary)
+    want_scores: bool = False  # the request's `scores`: its result carries each sentence's confidence
+    scores: list[list[float | None]] | None = None  # once done, with want_scores: per text, its sentences' scores
 
     @classmethod
     def from_hash(cls, data: dict[str, str]) -> Job:
@@ -91,6 +93,8 @@ class Job:
             callback=delivery_state(data),
             detected=json.loads(data["detected"]) if data.get("detected") else {},
             glossary=json.loads(data["glossary"]) if data.get("glossary") else {},
+            want_scores=data.get("want_scores") == "1",
+            scores=json.loads(data["scores"]) if data.get("scores") else None,
         )
 
     def to_hash(self) -> dict[str, str]:
@@ -115,6 +119,10 @@ class Job:
             fields["detected"] = json.dumps(self.detected)
         if self.glossary:
             fields["glossary"] = json.dumps(self.glossary, ensure_ascii=False)
+        if self.want_scores:
+            fields["want_scores"] = 1
+        if self.scores is not None:
+            fields["scores"] = json.dumps(self.scores)
         if self.warnings:
             fields["warnings"] = json.dumps(self.warnings, ensure_ascii=False)
         if self.started_at:

@@ -173,8 +173,12 @@ class JobStore(WorkerSide):
         cached_sentences: int,
         sentences_done: int,
         warnings: list[dict[str, Any]] | None = None,
+        scores: list[list[float | None]] | None = None,
     ) -> Move:
+        """`scores`: each text's sentences' confidences, stored when the job asked for them."""
         fields = _result_fields(translations, cached_sentences, sentences_done, warnings)
+        if scores is not None:
+            fields["scores"] = json.dumps(scores)
         return self._move(job_id, JobStatus.SUCCEEDED, fields, fence)
 
     def translated(

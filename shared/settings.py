@@ -190,6 +190,11 @@ class Settings:
     job_ttl: int = setting(86_400, "Seconds a queued or running job record lives.")
     result_ttl: int = setting(86_400, "Seconds a finished job stays readable.")
     cache_ttl: int = setting(30 * 86_400, "Seconds a cached sentence translation lives.")
+    low_confidence: float = setting(
+        -1.0,
+        "A sentence whose confidence (its output's length-normalised log-probability) is under this counts as "
+        "low in a job's `confidence` summary and is flagged on the web page.",
+    )
     idempotency_ttl: int = setting(86_400, "Seconds an Idempotency-Key maps to its job.")
     lease_seconds: float = setting(
         15.0, "A running job's lease; a job whose worker stops renewing it is taken over by another."

@@ -20,6 +20,7 @@ from api.contract.requests import (
 )
 from api.contract.views import (
     CallbackDelivery,
+    Confidence,
     Detection,
     Detections,
     DocumentLink,
@@ -43,6 +44,7 @@ from api.contract.views import (
 __all__ = [
     "Body",
     "CallbackDelivery",
+    "Confidence",
     "DetectRequest",
     "Detection",
     "Detections",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationInfo, field_validator, model_validator
 
 from api.contract.fields import GLOSSARY_ID_PATTERN, CallbackUrl, GlossaryTerms, Language, Seconds, Text, refused
 from api.documents.formats import FORMATS, TEXT_FORMATS
@@ -98,6 +98,11 @@ class JobRequest(Texts, Languages):
         "text",
         description="What each text is: plain text, or an HTML, Markdown or SubRip document whose markup, code "
         "and timings come back untouched (only its text is translated). Word files: POST /v1/documents.",
+    )
+    scores: StrictBool = Field(
+        False,
+        description="Also return each translated sentence's confidence (`result.scores`: the decoder's "
+        "length-normalised log-probability of its output, 0 best) and the job's `confidence` summary.",
     )
 
     @field_validator("format", "glossary_id", mode="wrap")

@@ -53,6 +53,21 @@ class JobResult(View):
 
     translations: list[str] = None  # type: ignore[assignment]
     document_url: str = None  # type: ignore[assignment]
+    scores: list[list[float | None]] = Field(
+        None,
+        description='With `"scores": true`: per text, its translated sentences\' confidences in order (the '
+        "decoder's length-normalised log-probability, 0 best; null for a sentence without one: cached before "
+        "scores were kept, or translated through a glossary's term protection).",
+    )
+
+
+class Confidence(View):
+    """A job's sentence confidences in brief (with `"scores": true`)."""
+
+    mean: float | None = Field(description="Over the sentences that have a score; null when none has.")
+    min: float | None
+    low: int = Field(ge=0, description="Sentences scored under `threshold`.")
+    threshold: float = Field(description="TRANSQ_LOW_CONFIDENCE.")
 
 
 class Detection(View):
@@ -105,6 +120,7 @@ class JobView(View):
         "characters) and the share of characters detected as it, weighted by each text's confidence.",
     )
     callback: CallbackDelivery = None  # type: ignore[assignment]
+    confidence: Confidence = None  # type: ignore[assignment]
     error: ErrorDetail = Field(
         None,
         description="A failed job's reason: e.g. `invalid_document` (a malformed document), `document_too_complex` "
@@ -117,6 +133,8 @@ class Translations(View):
     """POST /v1/translate done in time."""
 
     translations: list[str]
+    scores: list[list[float | None]] = Field(None, description="As a job's `result.scores`.")
+    confidence: Confidence = None  # type: ignore[assignment]
 
 
 class LegacyTranslation(View):

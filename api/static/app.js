@@ -68,12 +68,24 @@
     show(job.status + " — " + p.sentences_done + "/" + p.sentences_total + " sentences, " +
          job.cached_sentences + " from cache", false);
     if (job.status === "succeeded") {
+      showConfidence(job);
       const translations = job.result.translations;
       $("target").value = translations ? translations.join("") : "(a Word document: use Download)";
       copy.disabled = !translations;
     }
     if (job.status === "failed") show("failed: " + job.error.message + " (" + job.error.code + ")", true);
     if (job.status === "cancelled") show("cancelled", true);
+  }
+
+  // With scores asked for: the job's confidence under the translation, flagged when a sentence's is low.
+  function showConfidence(job) {
+    const box = $("confidence"), c = job.confidence;
+    box.hidden = !c;
+    if (!c) return;
+    const low = c.low > 0;
+    box.className = low ? "low" : "";
+    box.textContent = (low ? "⚠ low confidence: " + c.low + " sentence(s) under " + c.threshold + "; " : "confidence: ") +
+      (c.min === null ? "no scores" : "lowest " + c.min.toFixed(3) + ", mean " + c.mean.toFixed(3));
   }
 
   // The chosen pair; with a "detect" choice, the served pair from the text's detected language (shown
@@ -97,7 +109,8 @@
     if (!text.trim()) { resetProgress(); show("Type some text to translate first.", true); return; }
     let glossary;
     try { glossary = window.transqGlossary.fields(); } catch (error) { show(error.message, true); return; }
-    run(async () => call("POST", "/v1/jobs", { text, ...(await chosenPair(text)), ...glossary }));
+    const scores = $("scores").checked;
+    run(async () => call("POST", "/v1/jobs", { text, ...(await chosenPair(text)), ...glossary, ...(scores ? { scores } : {}) }));
   }
 
   // A document: its text (when it is text) on the left, its translation on the right, and a download
@@ -134,6 +147,7 @@
     copy.disabled = true;
     $("target").value = "";
     $("download").hidden = true;
+    $("confidence").hidden = true;
     resetProgress();
     show("submitting…", false);
     let job = null;

@@ -169,3 +169,28 @@ def test_detect_the_source_language_in_the_browser(stack, browser):
     assert browser.find_element(By.ID, "status").text == "detected fr: no served pair translates it to en"
     assert browser.find_element(By.ID, "detected").text.startswith("detected: fr (confidence 0.")
     assert len(stack.r.keys("transq:job:*")) == jobs
+
+
+def test_scores_flag_a_low_confidence_translation(make_stack, browser):
+    """With "Scores" ticked the page asks for scores and shows the job's confidence; a threshold every
+    sentence of the copy model is under (its scores are all just below 0) flags it as low."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    s = make_stack(low_confidence=0.0)
+    browser.get(s.api.url + "/")
+    browser.find_element(By.ID, "source").send_keys("没有勾选分数。")
+    browser.find_element(By.ID, "translate").click()
+    WebDriverWait(browser, 60).until(lambda d: d.find_element(By.ID, "status").text.startswith("succeeded"))
+    assert not browser.find_element(By.ID, "confidence").is_displayed()  # not asked: nothing shown
+
+    browser.find_element(By.ID, "scores").click()
+    browser.find_element(By.ID, "source").clear()
+    browser.find_element(By.ID, "source").send_keys("勾选了分数。第二句！")
+    browser.find_element(By.ID, "translate").click()
+    WebDriverWait(browser, 60).until(lambda d: d.find_element(By.ID, "status").text.startswith("succeeded"))
+    marker = browser.find_element(By.ID, "confidence")
+    assert marker.is_displayed() and marker.get_attribute("class") == "low"
+    assert marker.text.startswith("⚠ low confidence: 2 sentence(s) under 0")
+    SCREENSHOTS.mkdir(exist_ok=True)
+    browser.save_screenshot(str(SCREENSHOTS / "web-page-scores.png"))

@@ -99,7 +99,7 @@ class Deliverer:
             else:
                 self._retry(attempt, str(refused), None)
             return
-        view = job_view(job, self.documents)
+        view = job_view(job, self.documents, self.settings.low_confidence)
         view.pop("callback", None)  # the delivery's own state is not news to its receiver
         body = json.dumps(view, ensure_ascii=False, separators=(",", ":")).encode()
         headers = signed_headers(self.settings.callback_secret, body)

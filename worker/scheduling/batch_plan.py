@@ -31,6 +31,7 @@ class BatchPlan:
     batches: list[list[int]]  # indices into `pieces`, in the order they run
     rows: int  # most sentences per batch
     outputs: list[list[str | None]]  # each sentence's translated pieces so far
+    confidences: list[list[float]]  # each sentence's pieces' scores so far (worker.model.confidence)
 
     @classmethod
     def make(cls, engine: TranslationEngine, active: dict[str, JobWork], first: frozenset[str]) -> BatchPlan:
@@ -49,7 +50,7 @@ class BatchPlan:
         outputs: list[list[str | None]] = [[] for _ in sentences]
         for piece in pieces:
             outputs[piece.sentence].append(None)
-        plan = cls(sentences, places, pieces, [], rows, outputs)
+        plan = cls(sentences, places, pieces, [], rows, outputs, [[] for _ in sentences])
         plan.batches = plan_batches(plan.lengths, tokens, rows)
 
         def order(batch: list[int]) -> tuple[bool, int]:
@@ -78,10 +79,11 @@ class BatchPlan:
     def ids(self, units: list[int]) -> list[list[int]]:
         return [self.pieces[u].ids for u in units]
 
-    def keep(self, units: list[int], texts: list[str]) -> None:
-        """The model's output for these pieces."""
-        for u, text in zip(units, texts):
+    def keep(self, units: list[int], texts: list[str], scores: list[float]) -> None:
+        """The model's output for these pieces, and its confidence in each."""
+        for u, text, score in zip(units, texts, scores, strict=True):
             self.outputs[self.pieces[u].sentence][self.pieces[u].part] = text
+            self.confidences[self.pieces[u].sentence].append(score)
 
     def finished(self, batch: list[int]) -> dict[str, str]:
         """The batch's sentences whose every piece is translated, with their translations."""
@@ -90,4 +92,13 @@ class BatchPlan:
             pieces = self.outputs[self.pieces[u].sentence]
             if all(p is not None for p in pieces):
                 done[self.sentences[self.pieces[u].sentence]] = " ".join(p for p in pieces if p)
+        return done
+
+    def finished_scores(self, batch: list[int]) -> dict[str, float]:
+        """The scores of the batch's finished sentences: a sentence of several pieces gets their mean."""
+        done: dict[str, float] = {}
+        for u in batch:
+            index = self.pieces[u].sentence
+            if all(p is not None for p in self.outputs[index]):
+                done[self.sentences[index]] = sum(self.confidences[index]) / len(self.confidences[index])
         return done

@@ -55,7 +55,7 @@ def translate_pass(
         except BatchInterrupted:
             return PassEnd.REGROUP
         run += 1
-        record(ctx, plan, active, plan.finished(batch))
+        record(ctx, plan, active, plan.finished(batch), plan.finished_scores(batch))
     return PassEnd.DONE
 
 
@@ -64,10 +64,11 @@ def decode(ctx: WorkerContext, plan: BatchPlan, part: list[int], watch: ArrivalW
     if ctx.settings.test_hooks:
         run_fault_hooks(plan.texts(part))
     started = time.perf_counter()
+    scores: list[float] = []  # always asked for: they cost next to nothing (bench/confidence.py)
     try:
-        texts = ctx.engine.translate_ids(plan.ids(part), interrupt=watch)
+        texts = ctx.engine.translate_ids(plan.ids(part), interrupt=watch, scores=scores)
     except BatchInterrupted:
         log.info("batch of %d stopped after %.3fs: jobs arrived", len(part), time.perf_counter() - started)
         raise
     ctx.stats.observe_batch(len(part), time.perf_counter() - started)
-    plan.keep(part, texts)
+    plan.keep(part, texts, scores)

@@ -21,7 +21,9 @@ log = logging.getLogger(__name__)
 def save_progress(ctx: WorkerContext, work: JobWork) -> bool:
     """Record the job's progress; False when it was refused (the job was taken over: drop it)."""
     new, warnings = work.unsaved(), work.unsaved_warnings()
-    outcome = ctx.store.set_progress(work.job.id, work.fence, work.done, work.cached, new, warnings)
+    outcome = ctx.store.set_progress(
+        work.job.id, work.fence, work.done, work.cached, new, warnings, work.unsaved_scores(new)
+    )
     return _not_taken_over(ctx, work.job.id, outcome, "progress")
 
 
@@ -40,7 +42,9 @@ def finish(ctx: WorkerContext, work: JobWork) -> None:
             return
         log.info("job %s translated; the document stage renders it", job_id, extra={"job_id": job_id})
         return
-    outcome = ctx.store.succeed(job_id, work.fence, work.assemble(), work.cached, work.done, work.warnings)
+    outcome = ctx.store.succeed(
+        job_id, work.fence, work.assemble(), work.cached, work.done, work.warnings, work.assemble_scores()
+    )
     if _not_taken_over(ctx, job_id, outcome, "result") and outcome == Move.OK:
         ctx.stats.job_finished("succeeded", work.job.submitted)
         log.info(

@@ -25,6 +25,7 @@ class JobWork:
     segments: list[list[Segment]]
     sentences: list[str]
     translations: list[str | None]
+    scores: list[float | None]  # each translated sentence's confidence, where known (worker.model.confidence)
     cached: int = 0
     saved: set[int] = field(default_factory=set)  # indices whose translation is in the partial hash
     warnings: list[dict[str, Any]] = field(default_factory=list)  # as stored with the job
@@ -49,6 +50,12 @@ class JobWork:
         self.saved.update(new)
         return new
 
+    def unsaved_scores(self, new: dict[int, str]) -> dict[int, float] | None:
+        """The known scores of these new translations, when the job asked for scores (else None)."""
+        if not self.job.want_scores:
+            return None
+        return {i: score for i in new if (score := self.scores[i]) is not None}
+
     def warn(self, index: int, warning: dict[str, Any]) -> None:
         self.warnings.append({**warning, "sentence": index})
         self.warnings_saved = False
@@ -61,10 +68,17 @@ class JobWork:
         return self.warnings
 
     def assemble(self) -> list[str]:
+        return [join_translations(segs, part) for segs, part in zip(self.segments, self._per_text(self.translations))]
+
+    def assemble_scores(self) -> list[list[float | None]] | None:
+        """Each text's sentences' scores, in order, when the job asked for them (else None)."""
+        return self._per_text(self.scores) if self.job.want_scores else None
+
+    def _per_text(self, values: list[Any]) -> list[list[Any]]:
         out, position = [], 0
         for segs in self.segments:
             count = sum(s.translate for s in segs)
-            out.append(join_translations(segs, self.translations[position : position + count]))
+            out.append(values[position : position + count])
             position += count
         return out
 
@@ -73,9 +87,9 @@ def load_works(ctx: WorkerContext, job_ids: list[str]) -> list[JobWork]:
     """The claimed jobs, split into sentences, with the translations they already have (their own
     partial results first, then the sentence cache)."""
     jobs = ctx.store.get_many(job_ids)
-    partials = ctx.store.partial_translations(job_ids)
+    partials = ctx.store.partial_progress(job_ids)
     works = []
-    for job, partial in zip(jobs, partials):
+    for job, (partial, partial_scores) in zip(jobs, partials):
         if job is None:
             continue
         if job.attempts == 1 and not partial:
@@ -91,6 +105,7 @@ def load_works(ctx: WorkerContext, job_ids: list[str]) -> list[JobWork]:
                 segments,
                 flat,
                 translations,
+                [partial_scores.get(i) for i in range(len(flat))],
                 cached=job.cached_sentences if partial else 0,
                 saved=set(partial),
                 warnings=list(job.warnings),
@@ -112,11 +127,15 @@ def _fill_from_cache(ctx: WorkerContext, works: list[JobWork]) -> None:
         )
     )
     found = dict(zip(unique, ctx.cache.get_each([k[0] for k in unique], [k[1] for k in unique]))) if unique else {}
+    wanted = list(dict.fromkeys(k for w in missing if w.job.want_scores for k in zip(spaces[w.job.id], w.sentences)))
+    wanted = [k for k in wanted if found.get(k) is not None]
+    scores = dict(zip(wanted, ctx.cache.scores_each([k[0] for k in wanted], [k[1] for k in wanted])))
     hits = 0
     for work in missing:
         for i, key in enumerate(zip(spaces[work.job.id], work.sentences)):
             if work.translations[i] is None and found.get(key) is not None:
                 work.translations[i] = found[key]
+                work.scores[i] = scores.get(key)
                 work.cached += 1
                 hits += 1
     ctx.stats.incr("cache_hits", hits)

@@ -19,13 +19,20 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def record(ctx: WorkerContext, plan: BatchPlan, active: dict[str, JobWork], finished: dict[str, str]) -> None:
-    """Cache new translations, record progress (with the translations, see JobStore.set_progress), finish
-    complete jobs."""
+def record(
+    ctx: WorkerContext,
+    plan: BatchPlan,
+    active: dict[str, JobWork],
+    finished: dict[str, str],
+    scores: dict[str, float],
+) -> None:
+    """Cache new translations with their scores, record progress (with the translations and scores, see
+    JobStore.set_progress), finish complete jobs."""
     if not finished:
         return
     warnings, still_bad = guard(ctx.engine, finished) if ctx.settings.output_guard else ({}, set())
-    ctx.cache.put_many(ctx.namespace, {s: t for s, t in finished.items() if s not in still_bad})
+    kept = {s: t for s, t in finished.items() if s not in still_bad}
+    ctx.cache.put_many(ctx.namespace, kept, {s: scores[s] for s in kept if s in scores and s not in warnings})
     ctx.stats.incr("sentences_translated", len(finished))
     ctx.stats.incr("degenerate_translations", len(warnings))
     touched = set()
@@ -33,6 +40,7 @@ def record(ctx: WorkerContext, plan: BatchPlan, active: dict[str, JobWork], fini
         for job_id, index in plan.places[sentence]:
             if job_id in active:
                 active[job_id].translations[index] = translation
+                active[job_id].scores[index] = None if sentence in warnings else scores.get(sentence)
                 if sentence in warnings:
                     active[job_id].warn(index, warnings[sentence])
                 touched.add(job_id)

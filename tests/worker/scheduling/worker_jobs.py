@@ -19,7 +19,7 @@ def make_context(model_dir, redis_server, **overrides):  # type: ignore[no-untyp
     return WorkerContext(Settings(redis_url=redis_server.url, model=str(model_dir), **options))
 
 
-def submit(ctx, text: str, sentences: int = 1) -> str:  # type: ignore[no-untyped-def]
+def submit(ctx, text: str, sentences: int = 1, **fields) -> str:  # type: ignore[no-untyped-def]
     job = Job(
         id=new_job_id(),
         status=JobStatus.QUEUED,
@@ -29,6 +29,7 @@ def submit(ctx, text: str, sentences: int = 1) -> str:  # type: ignore[no-untype
         sentences_total=sentences,
         submitted=time.time(),
         route=ctx.route.key,
+        **fields,
     )
     ctx.store.create(job)
     return job.id
