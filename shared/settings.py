@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from dataclasses import dataclass
 from typing import Any
 
 from shared.settings_checks import check
-from shared.settings_env import environment_values, format_value, setting
+from shared.settings_env import environment_of, environment_values, setting
 
 
 @dataclass(frozen=True)
@@ -192,8 +191,8 @@ class Settings:
     cache_ttl: int = setting(30 * 86_400, "Seconds a cached sentence translation lives.")
     low_confidence: float = setting(
         -1.0,
-        "A sentence whose confidence (its output's length-normalised log-probability) is under this counts as "
-        "low in a job's `confidence` summary and is flagged on the web page.",
+        "A sentence whose confidence (its output's length-normalised log-probability) "
+        "is under this counts as low in a job's `confidence` summary and is flagged on the web page.",
     )
     idempotency_ttl: int = setting(86_400, "Seconds an Idempotency-Key maps to its job.")
     lease_seconds: float = setting(
@@ -211,7 +210,7 @@ class Settings:
         0, "Celery `worker_max_memory_per_child` in MiB; 0 means model size + 1 GiB, set at start."
     )
 
-    # Completion callbacks (worker.callbacks, shared.callback_policy)
+    # Completion callbacks
     callback_secret: str = setting(
         "",
         "Server secret that signs completion callbacks (`X-Transq-Signature`, HMAC-SHA256); at least 16 characters. "
@@ -269,14 +268,13 @@ class Settings:
 
     @property
     def api_key_list(self) -> list[str]:
-        return [k.strip() for k in self.api_keys.split(",") if k.strip()]
+        return [key.strip() for key in self.api_keys.split(",") if key.strip()]
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None, **overrides: Any) -> Settings:
-        """Read every field from TRANSQ_<NAME>, else from the file named by TRANSQ_<NAME>_FILE (a Docker or
-        Kubernetes secret); keyword overrides win."""
+        """Every field from TRANSQ_<NAME> or the file TRANSQ_<NAME>_FILE names (a secret); overrides win."""
         return cls(**{**environment_values(cls, os.environ if environ is None else environ), **overrides})
 
     def as_env(self) -> dict[str, str]:
         """The settings as TRANSQ_* variables, for child processes."""
-        return {f"TRANSQ_{f.name.upper()}": format_value(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        return environment_of(self)

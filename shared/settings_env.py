@@ -25,6 +25,11 @@ def environment_values(cls: type, environ: Mapping[str, str]) -> dict[str, Any]:
     return values
 
 
+def environment_of(settings: Any) -> dict[str, str]:
+    """Settings as TRANSQ_* variables, for child processes."""
+    return {f"TRANSQ_{f.name.upper()}": format_value(getattr(settings, f.name)) for f in dataclasses.fields(settings)}
+
+
 def read_secret(variable: str, path: str) -> str:
     try:
         with open(path, encoding="utf-8") as file:
