@@ -79,11 +79,12 @@ class BatchPlan:
     def ids(self, units: list[int]) -> list[list[int]]:
         return [self.pieces[u].ids for u in units]
 
-    def keep(self, units: list[int], texts: list[str], scores: list[float]) -> None:
-        """The model's output for these pieces, and its confidence in each."""
-        for u, text, score in zip(units, texts, scores, strict=True):
+    def keep(self, units: list[int], texts: list[str], scores: list[float] | None = None) -> None:
+        """The model's output for these pieces, and its confidence in each when it was asked for."""
+        for n, (u, text) in enumerate(zip(units, texts, strict=True)):
             self.outputs[self.pieces[u].sentence][self.pieces[u].part] = text
-            self.confidences[self.pieces[u].sentence].append(score)
+            if scores is not None:
+                self.confidences[self.pieces[u].sentence].append(scores[n])
 
     def finished(self, batch: list[int]) -> dict[str, str]:
         """The batch's sentences whose every piece is translated, with their translations."""
@@ -99,6 +100,7 @@ class BatchPlan:
         done: dict[str, float] = {}
         for u in batch:
             index = self.pieces[u].sentence
-            if all(p is not None for p in self.outputs[index]):
-                done[self.sentences[index]] = sum(self.confidences[index]) / len(self.confidences[index])
+            pieces, scores = self.outputs[index], self.confidences[index]
+            if all(p is not None for p in pieces) and len(scores) == len(pieces):  # every piece scored
+                done[self.sentences[index]] = sum(scores) / len(scores)
         return done
