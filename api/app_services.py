@@ -24,6 +24,6 @@ class Services:
             backends.registry,
             backends.stats,
         )
-        self.quota = backends.quota
+        self.quota, self.glossaries = backends.quota, backends.glossaries
         self.celery = celery or make_celery(settings, name="transq-api")
         self.routes = RouteTable(self.registry, route_for(settings), settings.default_pair)

@@ -23,8 +23,7 @@ _ID = re.compile(r"[0-9a-f]{32}")
 
 
 def store() -> GlossaryStore:
-    found = services()
-    return GlossaryStore(found.redis, found.keys, found.settings.glossary_max_stored)
+    return services().glossaries
 
 
 def with_glossary(translation: TranslationRequest, owner: str) -> TranslationRequest:

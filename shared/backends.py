@@ -9,6 +9,7 @@ import redis
 
 from shared.cache import SentenceCache
 from shared.document_store import DocumentStore
+from shared.glossary_store import GlossaryStore
 from shared.jobs import JobStore
 from shared.keys import Keys
 from shared.quota import CharacterQuota
@@ -29,6 +30,7 @@ class Backends:
     stats: Stats
     registry: WorkerRegistry
     quota: CharacterQuota  # characters per client per day and month
+    glossaries: GlossaryStore  # stored glossaries, by API key
 
     @classmethod
     def connect(cls, settings: Settings) -> Backends:
@@ -45,4 +47,5 @@ class Backends:
             stats=Stats(client, keys),
             registry=WorkerRegistry(client, keys, ttl_seconds=settings.worker_silence_seconds),
             quota=CharacterQuota(client, keys, settings),
+            glossaries=GlossaryStore(client, keys, settings.glossary_max_stored),
         )

@@ -167,7 +167,8 @@ class TranslationEngine:
         self.translate_ids(self.token_ids(["你好。"]), max_new_tokens=2)
 
     def batch_inputs(self, batch: Sequence[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
-        """Input ids (each sequence ended by </s>, padded on the right) and their attention mask."""
+        """Input ids (each sequence ended by </s>, padded on the right) and their attention mask, on the
+        engine's device."""
         eos = self.tokenizer.eos_token_id
         pad = self.tokenizer.pad_token_id
         longest = max(len(ids) for ids in batch) + 1
@@ -177,7 +178,7 @@ class TranslationEngine:
             sequence = list(ids) + [eos]
             input_ids[row, : len(sequence)] = torch.tensor(sequence, dtype=torch.long)
             attention[row, : len(sequence)] = 1
-        return input_ids, attention
+        return input_ids.to(self.device), attention.to(self.device)
 
     def translate(self, texts: Sequence[str], scores: bool = False) -> list[str] | tuple[list[str], list[float]]:
         """Translate sentences (each within max_input_tokens) in one batch; with `scores`, also each
@@ -199,7 +200,6 @@ class TranslationEngine:
         answers True, BatchInterrupted is raised and nothing of the batch is returned. A `scores` list
         receives each sentence's confidence (worker.model.confidence)."""
         input_ids, attention = self.batch_inputs(batch)
-        input_ids, attention = input_ids.to(self.device), attention.to(self.device)
         new_tokens = max_new_tokens or self.max_new_tokens
         min_new_tokens = self.min_new_tokens if not max_new_tokens else 0
         try:

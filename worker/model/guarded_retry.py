@@ -32,7 +32,6 @@ def translate_guarded(engine: TranslationEngine, sentences: Sequence[str]) -> li
     sentences_per_batch, tokens_per_batch = engine.batch_budget()
     for batch in plan_batches([len(c) for _, c in pieces], tokens_per_batch, sentences_per_batch):
         input_ids, attention = engine.batch_inputs([pieces[i][1] for i in batch])
-        input_ids, attention = input_ids.to(engine.device), attention.to(engine.device)
         limits = [caps[i] for i in batch]
         if engine.decoder is not None:
             output: Any = engine.decoder.generate(
