@@ -61,7 +61,7 @@ def choose_route(
     """The route of a request, and its detection when there was one (else None): with `source` "auto"; and
     when `source` is left out while several served pairs fit `target`, where a detected language that a pair
     translates from chooses it (otherwise the default pair, or 422, as without detection). A document job's
-    texts come from the document stage after this choice, so "auto" needs texts given in the request."""
+    texts come from the document stage, which makes this choice once it has parsed them (document_route)."""
     if source is None and texts and _several_fit(routes, target):
         found = overall(texts, detect_many(texts))
         if found.language and any(p.source == found.language for p in _fitting(routes, target)):
@@ -69,9 +69,7 @@ def choose_route(
     if source != AUTO:
         return routes.choose(source, target), None
     if not texts:
-        raise ValidationError(
-            'source_lang "auto" needs the texts in the request; name the source language of a document'
-        )
+        raise ValidationError('source_lang "auto" needs some text to detect its language: there is none')
     route, found, _ = detected_route(routes, texts, target)
     return route, found
 
@@ -82,3 +80,16 @@ def _fitting(routes: RouteTable, target: str | None) -> list:
 
 def _several_fit(routes: RouteTable, target: str | None) -> bool:
     return len(_fitting(routes, target)) > 1
+
+
+def document_route(routes: RouteTable, source: str | None, target: str | None) -> Route | None:
+    """The route of a document job as it is submitted, or None where its language is to be detected: the
+    document stage chooses the route once it has parsed the document (choose_route on its text), with
+    `source` "auto", and with `source` left out while several served pairs fit `target` (as for texts). A
+    `target` no served pair has is 422 now, not once the document is parsed."""
+    if source != AUTO and not (source is None and _several_fit(routes, target)):
+        return routes.choose(source, target)
+    if not _fitting(routes, target):
+        served = ", ".join(sorted(routes.pairs()))
+        raise UnsupportedLanguagePair(f"no served pair translates into {target!r} (served pairs: {served})")
+    return None

@@ -55,7 +55,7 @@ def job_view(job: Job, documents: DocumentStore | None = None, low_confidence: f
         finished_at=job.finished_at,
         progress=Progress(sentences_done=job.sentences_done, sentences_total=job.sentences_total),
         cached_sentences=job.cached_sentences,
-        model=job.model,
+        model=job.model or None,
         format=job.format,
         **parts,
     )

@@ -10,7 +10,7 @@ import redis
 from kombu.exceptions import KombuError, OperationalError
 
 from api.app_services import Services
-from api.detected_route import choose_route
+from api.detected_route import AUTO, choose_route, document_route
 from api.errors import IdempotencyMismatch, Overloaded, StorageQuotaExceeded, Unavailable
 from api.language_detection import Detection
 from api.usage import Charge, charge
@@ -41,8 +41,8 @@ def submit(
 
     `client` scopes the Idempotency-Key; `owner` is stored with the job (only it may read the job)."""
     settings = services.settings
-    route, detected = choose_route(services.routes, request.source_lang, request.target_lang, request.texts)
-    digest = request.digest(route.pair)
+    route, detected = _route(services, request)
+    digest = request.digest(route.pair if route else f"{AUTO}-{request.target_lang or ''}")
     idempotency = None
     if idempotency_key:
         scoped = hashlib.sha256(f"{client}\0{idempotency_key}".encode()).hexdigest()
@@ -77,19 +77,28 @@ def submit(
     return job, True
 
 
-def _job(job_id: str, request: TranslationRequest, route: Route, owner: str, detected: Detection | None) -> Job:
+def _route(services: Services, request: TranslationRequest) -> tuple[Route | None, Detection | None]:
+    """The request's route and its detection; a document job whose language is detected has no route yet
+    (the document stage chooses it from the parsed text)."""
+    routes, source, target = services.routes, request.source_lang, request.target_lang
+    if request.document:
+        return document_route(routes, source, target), None
+    return choose_route(routes, source, target, request.texts)
+
+
+def _job(job_id: str, request: TranslationRequest, route: Route | None, owner: str, detected: Detection | None) -> Job:
     """The job a request asks for, before the cache has answered any of it. A document job starts `parsing`:
-    the document stage parses it and queues it."""
+    the document stage parses it and queues it (on the route it chooses then, where it has none yet)."""
     return Job(
         id=job_id,
         status=JobStatus.PARSING if request.document else JobStatus.QUEUED,
         texts=request.texts,
-        model=route.model,
+        model=route.model if route else "",
         created_at=utc_now(),
         sentences_total=len(request.sentences),
         submitted=time.time(),
         owner=owner,
-        route=route.key,
+        route=route.key if route else "",
         format=request.format,
         callback_url=request.callback_url or "",
         detected=detected.public() if detected else {},
@@ -101,7 +110,7 @@ def _job(job_id: str, request: TranslationRequest, route: Route, owner: str, det
 def _create(
     services: Services,
     job: Job,
-    route: Route,
+    route: Route | None,
     request: TranslationRequest,
     idempotency: Idempotency | None,
     usage: Usage | None,
@@ -110,7 +119,7 @@ def _create(
     """The job stored in one atomic call, finished at once when every sentence is cached; its characters
     charged to the client's quota first (shared.quota), and refunded when it is not stored after all."""
     settings = services.settings
-    namespace = services.routes.cache_namespace(route) if not request.document else None
+    namespace = services.routes.cache_namespace(route) if route and not request.document else None
     sentences = [normalise(s) for s in request.sentences]
     glossary = Glossary.of(request.glossary) if request.glossary else None
     spaces = cache_namespaces(namespace, sentences, glossary) if namespace else []

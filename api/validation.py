@@ -134,9 +134,8 @@ def parse_translation_request(
     fmt = getattr(checked, "format", "text")
     timeout = getattr(checked, "timeout", None)
     languages = {k: getattr(checked, k, None) for k in ("source_lang", "target_lang", "callback_url")}
-    # A document's sentences (format other than text) are translated without scores: README, Confidence scores.
     extras = {k: getattr(checked, k, None) for k in ("glossary", "glossary_id")}
-    extras["scores"] = getattr(checked, "scores", False) and fmt == "text"
+    extras["scores"] = getattr(checked, "scores", False)
     if fmt != "text":
         upload = document_upload(texts, fmt, settings.max_sentence_chars)
         return dataclasses.replace(document_request(upload, fmt, languages), timeout=timeout, **extras)
@@ -149,24 +148,27 @@ def parse_translation_request(
     )
 
 
-def parse_languages(fields: Any, settings: Settings) -> dict[str, str | None]:
-    """`source_lang`, `target_lang` (lower case) and `callback_url` of a document upload; None where not given."""
-    return validated(contract.Languages, fields, settings).model_dump()
+def parse_document_options(fields: Any, settings: Settings) -> dict[str, Any]:
+    """A document upload's options (contract.DocumentOptions: languages, callback, glossary, scores); None
+    where not given."""
+    return validated(contract.DocumentOptions, fields, settings).model_dump()
 
 
 def document_request(
-    upload: DocumentUpload, fmt: str, languages: dict[str, str | None], filename: str = ""
+    upload: DocumentUpload, fmt: str, options: dict[str, Any], filename: str = ""
 ) -> TranslationRequest:
     """A document job's request: its texts (the documents' units) come from the document stage, which
-    checks TRANSQ_MAX_CHARS and TRANSQ_MAX_SENTENCES on them."""
-    layout = json.dumps({**upload.layout, "sha256": upload.digest}, ensure_ascii=False)
+    checks TRANSQ_MAX_CHARS and TRANSQ_MAX_SENTENCES on them (and chooses the route where the languages
+    asked for, kept in the layout, leave it to detection)."""
+    languages = {"source_lang": options.get("source_lang"), "target_lang": options.get("target_lang")}
+    layout = json.dumps({**upload.layout, "sha256": upload.digest, **languages}, ensure_ascii=False)
     return TranslationRequest(
         format=fmt,
         document=layout,
         filename=filename,
         source=upload.packed,
         characters=upload.characters,
-        **languages,
+        **options,
     )
 
 

@@ -86,10 +86,18 @@ class DocumentStore:
         return unpack_documents(packed, fmt, self.settings.max_document_bytes * 64)
 
     def parsed(
-        self, job_id: str, route: str, units: list[str], sentences: int, cached: int, layout: dict[str, Any]
+        self,
+        job_id: str,
+        route: str,
+        units: list[str],
+        sentences: int,
+        cached: int,
+        layout: dict[str, Any],
+        fields: dict[str, str] | None = None,
     ) -> bool:
-        """The job, parsed, joins its route's queue with the document's units as its texts."""
-        args = [
+        """The job, parsed, joins its route's queue with the document's units as its texts (and `fields` in its
+        record: the route and model the stage chose for it, its detected language)."""
+        args: list[Any] = [
             job_id,
             self.settings.job_ttl,
             json.dumps(units, ensure_ascii=False),
@@ -97,6 +105,8 @@ class DocumentStore:
             cached,
             json.dumps(layout, ensure_ascii=False),
         ]
+        for pair in (fields or {}).items():
+            args.extend(pair)
         return bool(self._parsed(keys=[self.keys.job(job_id), self.keys.pending(route)], args=args))
 
     def rendered(self, job_id: str, packed: bytes, fields: dict[str, str]) -> bool:

@@ -189,9 +189,13 @@ class JobStore(WorkerSide):
         sentences_done: int,
         warnings: list[dict[str, Any]] | None = None,
         fence: int | None = None,
+        scores: list[list[float | None]] | None = None,
     ) -> Move:
-        """A document job's units are translated: it waits for the document stage to render it."""
+        """A document job's units are translated: it waits for the document stage to render it (`scores`: each
+        unit's sentences' confidences, when the job asked for them)."""
         fields = _result_fields(translations, cached_sentences, sentences_done, warnings)
+        if scores is not None:
+            fields["scores"] = json.dumps(scores)
         return self._move(job_id, JobStatus.RENDERING, fields, fence, ttl=self.job_ttl)
 
     def fail(self, job_id: str, code: ErrorCode, message: str, fence: int | None = None) -> Move:

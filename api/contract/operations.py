@@ -85,9 +85,11 @@ def paths(settings: Settings) -> dict[str, Any]:
             "post": {
                 "summary": "Submit a document file (.txt, .md, .html, .srt, .docx) to translate",
                 "description": "The file as the `file` field of a multipart form (with optional `format`, "
-                "`source_lang`, `target_lang` fields), or as the body itself (format from the `filename` or "
-                "`format` query parameter, or the Content-Type). Its structure (tags, attributes, code, "
-                "links, subtitle numbers and timings, Word runs, tables and styles) comes back as it was.",
+                "`source_lang` (`auto`: detected by the document stage from the parsed text), `target_lang`, "
+                "`callback_url`, `glossary` (JSON text), `glossary_id` and `scores` fields), or as the body itself "
+                "(format from the `filename` or `format` query parameter, or the Content-Type; the other fields as "
+                "query parameters). Its structure (tags, attributes, code, links, subtitle numbers and timings, "
+                "Word runs, tables and styles) comes back as it was.",
                 "parameters": [
                     IDEMPOTENCY_KEY,
                     {"name": "filename", "in": "query", "required": False, "schema": {"type": "string"}},

@@ -7,6 +7,7 @@ them from the same settings (api.openapi). A new request field is one line in th
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationInfo, field_validator, model_validator
@@ -20,6 +21,7 @@ FORM_FIELDS_BYTES = 65536
 _REFUSED = {
     "format": f"{{field}} must be one of {', '.join(TEXT_FORMATS)} (a .docx file goes to /v1/documents)",
     "glossary_id": "{field} must be the id of a stored glossary (32 hex digits)",
+    "scores": "{field} must be true or false",
 }
 
 
@@ -142,7 +144,39 @@ class LegacyRequest(Body):
         return [self.text]
 
 
-class DocumentForm(Languages):
+class DocumentOptions(Languages):
+    """What a document upload may ask for besides its file (form fields, or query parameters with a bare
+    body): its languages, a glossary (as JSON text), a stored glossary, scores."""
+
+    glossary: GlossaryTerms = Field(  # type: ignore[assignment]
+        None, json_schema_extra={"contentMediaType": "application/json"}, description="As a job's, as JSON text."
+    )
+    glossary_id: str = Field(None, pattern=GLOSSARY_ID_PATTERN, description="As a job's.")
+    scores: bool = Field(
+        False,
+        description="`true`: the job's `result.scores` holds each document's sentences' confidences, in order.",
+    )
+
+    @field_validator("glossary", mode="before")
+    @classmethod
+    def _json_text(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        try:
+            return json.loads(value)
+        except ValueError:
+            raise refused("json", "{field} must be a JSON object of terms") from None
+
+    @field_validator("glossary_id", "scores", mode="wrap")
+    @classmethod
+    def _in_our_words(cls, value: Any, handler: Any, info: ValidationInfo) -> Any:
+        try:
+            return handler(value)
+        except ValueError:
+            raise refused(str(info.field_name), _REFUSED[str(info.field_name)]) from None
+
+
+class DocumentForm(DocumentOptions):
     """POST /v1/documents as a multipart form: the file and what to do with it."""
 
     file: bytes = Field(description="The document.")

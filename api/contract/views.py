@@ -105,7 +105,9 @@ class JobView(View):
     finished_at: str | None
     progress: Progress
     cached_sentences: int
-    model: str
+    model: str | None = Field(
+        description="The model translating it; null while the document stage has yet to detect a document's language."
+    )
     format: Literal[FORMATS]  # type: ignore[valid-type]
     document: DocumentLink = None  # type: ignore[assignment]
     warnings: list[JobWarning] = Field(

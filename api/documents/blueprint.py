@@ -10,15 +10,16 @@ from werkzeug.formparser import parse_form_data
 
 from api import services
 from api.auth import client_id, owner_id
-from api.contract import FORM_FIELDS_BYTES
+from api.contract import FORM_FIELDS_BYTES, DocumentOptions
 from api.documents.download_names import content_disposition, download_name
 from api.documents.formats import EXTENSIONS, FILE_EXTENSIONS, FORMATS, MEDIA_TYPES, DocumentError, decode_text
 from api.documents.job_documents import InvalidDocument, document_info, document_upload, documents_of
 from api.errors import BadRequest, Conflict, NotFound, PayloadTooLarge, UnsupportedMediaType, ValidationError
+from api.glossaries import with_glossary
 from api.job_view import job_view
 from api.jobs import load_job
 from api.submission import submit
-from api.validation import document_request, parse_languages, read_body
+from api.validation import document_request, parse_document_options, read_body
 from shared.job_status import JobStatus
 
 bp = Blueprint("documents", __name__)
@@ -33,6 +34,7 @@ _BY_MEDIA_TYPE = {
     MEDIA_TYPES["docx"]: "docx",
 }
 _SUPPORTED = ", ".join(sorted(EXTENSIONS))
+_FIELDS = ("format", *DocumentOptions.model_fields)  # what a form or a bare body's query may carry
 
 
 @bp.post("/v1/documents")
@@ -55,7 +57,8 @@ def upload_document():  # type: ignore[no-untyped-def]
     except DocumentError as exc:
         raise InvalidDocument(f"{filename or 'the document'}: {exc}") from None
     upload = document_upload([source], fmt, settings.max_sentence_chars, filename)  # type: ignore[list-item]
-    translation = document_request(upload, fmt, parse_languages(fields, services().settings), filename or "")
+    options = parse_document_options(fields, settings)
+    translation = with_glossary(document_request(upload, fmt, options, filename or ""), owner_id())
     job, _ = submit(services(), translation, request.headers.get("Idempotency-Key"), client_id(), owner_id())
     if job.finished:
         return job_view(job), 200
@@ -78,9 +81,9 @@ def _file_of(raw: bytes) -> tuple[dict[str, str], bytes, str | None, str]:
         upload = files.get("file")
         if upload is None:
             raise ValidationError("the form has no `file` field (the document)")
-        fields = {key: form[key] for key in ("format", "source_lang", "target_lang") if key in form}
+        fields = {key: form[key] for key in _FIELDS if key in form}
         return fields, upload.read(), upload.filename or None, upload.mimetype or ""
-    fields = {key: request.args[key] for key in ("format", "source_lang", "target_lang") if key in request.args}
+    fields = {key: request.args[key] for key in _FIELDS if key in request.args}
     return fields, raw, request.args.get("filename"), request.mimetype or ""
 
 

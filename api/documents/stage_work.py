@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from api.app_services import Services
+from api.detected_route import choose_route
 from api.documents.formats import DocumentError, DocumentLimits, DocumentTooComplex, Prepared, prepare
 from api.errors import ApiError
 from api.validation import split_texts
@@ -18,6 +19,7 @@ from shared.cache import normalise
 from shared.celery_factory import TRANSLATE_TASK
 from shared.document_store import pack_documents, unpack_documents
 from shared.error_codes import ErrorCode
+from shared.glossary import Glossary, cache_namespaces
 from shared.job_record import Job
 from shared.job_status import JobStatus
 from shared.splitter import join_translations
@@ -82,25 +84,47 @@ def _parsed(services: Services, job: Job, prepared: list[Prepared], layout: dict
     except ApiError as exc:
         raise StageFailure(exc.code, exc.message) from None
     layout = {**layout, "units": [len(p.units) for p in prepared]}
-    namespace = services.registry.cache_namespace(job.route)
-    found = services.cache.get_many(namespace, [normalise(s) for s in sentences]) if namespace and sentences else []
+    route, fields = _route(services, job, units, layout)
+    namespace = services.registry.cache_namespace(route)
+    keys = [normalise(s) for s in sentences]
+    spaces = cache_namespaces(namespace, keys, Glossary.of(job.glossary) if job.glossary else None) if namespace else []
+    found = services.cache.get_each(spaces, keys) if namespace and sentences else []
     hits = sum(t is not None for t in found)
     if hits == len(sentences):
         translations = iter(found)
         result = [join_translations(segs, [next(translations) for s in segs if s.translate]) for segs in segments]  # type: ignore[misc]
-        fields = {
+        fields |= {
             "sentences_total": str(len(sentences)),
             "sentences_done": str(hits),
             "cached_sentences": str(hits),
             "document": json.dumps(layout, ensure_ascii=False),
         }
+        if job.want_scores:
+            scores = iter(services.cache.scores_each(spaces, keys) if sentences else [])
+            job.scores = [[next(scores) for s in segs if s.translate] for segs in segments]
         _render(services, job, prepared, result, fields)
         return "rendered"
-    if not services.documents.parsed(job.id, job.route, units, len(sentences), hits, layout):
+    if not services.documents.parsed(job.id, route, units, len(sentences), hits, layout, fields):
         return ""
-    services.celery.send_task(TRANSLATE_TASK, args=[job.id], queue=services.keys.queue(job.route))
+    services.celery.send_task(TRANSLATE_TASK, args=[job.id], queue=services.keys.queue(route))
     log.info("job %s parsed: %d sentences, %d cached", job.id, len(sentences), hits, extra={"job_id": job.id})
     return "parsed"
+
+
+def _route(services: Services, job: Job, units: list[str], layout: dict[str, Any]) -> tuple[str, dict[str, str]]:
+    """The job's route, and what its record gains with it: a job submitted without one (its language is
+    detected: api.detected_route.document_route) has it chosen now, from the document's text."""
+    if job.route:
+        return job.route, {}
+    try:
+        route, detected = choose_route(services.routes, layout.get("source_lang"), layout.get("target_lang"), units)
+    except ApiError as exc:
+        raise StageFailure(exc.code, exc.message) from None
+    fields = {"route": route.key, "model": route.model}
+    if detected is not None:
+        fields["detected"] = json.dumps(detected.public())
+    log.info("job %s goes to %s (%s)", job.id, route.key, detected or "no language detected", extra={"job_id": job.id})
+    return route.key, fields
 
 
 def _render(
@@ -111,6 +135,17 @@ def _render(
         count = len(document.units)
         documents.append(document.render(translations[position : position + count]))
         position += count
+    if job.scores is not None:  # each unit's sentences' scores, as each document's (units in document order)
+        fields = {**fields, "scores": json.dumps(_per_document(job.scores, [len(p.units) for p in prepared]))}
     if services.documents.rendered(job.id, pack_documents(documents), fields):  # type: ignore[arg-type]
         services.stats.job_finished("succeeded", job.submitted)
         log.info("job %s rendered and succeeded", job.id, extra={"job_id": job.id})
+
+
+def _per_document(scores: list[list[float | None]], units: list[int]) -> list[list[float | None]]:
+    """Each unit's sentences' scores joined into each document's."""
+    out, position = [], 0
+    for count in units:
+        out.append([score for unit in scores[position : position + count] for score in unit])
+        position += count
+    return out

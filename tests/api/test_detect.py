@@ -11,7 +11,7 @@ import pytest
 import redis
 import requests
 
-from api.detected_route import choose_route, detected_route, overall
+from api.detected_route import choose_route, detected_route, document_route, overall
 from api.errors import UnsupportedLanguagePair, ValidationError
 from api.language_detection import Detection, detect
 from api.routing import RouteTable
@@ -201,8 +201,19 @@ def test_auto_detects_and_a_named_language_does_not(two_pairs):
     assert choose_route(two_pairs, "auto", None, english) == (EN_ZH, detected_route(two_pairs, english, None)[1])
     assert choose_route(two_pairs, "zh", None, english) == (ZH_EN, None)  # named: no detection
     with pytest.raises(ValidationError) as refused:
-        choose_route(two_pairs, "auto", "en", [])  # a document: its texts come later
+        choose_route(two_pairs, "auto", "en", [])  # nothing to detect
     assert "source_lang" in refused.value.message
+
+
+def test_a_documents_detected_route_waits_for_its_text(two_pairs):
+    """A document's language is detected by the document stage once it is parsed: no route at submission."""
+    assert document_route(two_pairs, "auto", None) is None
+    assert document_route(two_pairs, "auto", "en") is None  # one pair fits, yet "auto" still detects
+    assert document_route(two_pairs, None, None) is None  # several pairs fit and none is named
+    assert document_route(two_pairs, "zh", None) == ZH_EN and document_route(two_pairs, None, "zh") == EN_ZH
+    with pytest.raises(UnsupportedLanguagePair) as refused:
+        document_route(two_pairs, "auto", "fr")  # no pair translates into French: refused now, not later
+    assert "'fr'" in refused.value.message and "en-zh, zh-en" in refused.value.message
 
 
 def test_overall_weighs_texts_by_their_characters():

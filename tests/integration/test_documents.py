@@ -97,14 +97,14 @@ def test_an_edited_document_translates_only_its_new_sentences(stack):
 
 def test_a_document_longer_than_a_round_finishes_over_several_rounds(make_stack):
     s = make_stack(
-        task_soft_time_limit=4, task_time_limit=8, visibility_timeout=30, max_batch_sentences=2, test_hooks=True
+        task_soft_time_limit=6, task_time_limit=12, visibility_timeout=30, max_batch_sentences=2, test_hooks=True
     )
-    text = "\n".join(f"第{i}句需要一点时间 TRANSQ-SLEEP1。" for i in range(8))  # 4 batches of 1 s: 2 rounds at least
+    text = "\n".join(f"第{i}句需要一点时间 TRANSQ-SLEEP1。" for i in range(12))  # 6 batches of 1 s: 2 rounds at least
     started = time.monotonic()
     job = s.client.wait(upload(s, "slow.txt", text.encode())["id"], timeout=120)
     assert job["status"] == "succeeded", job
-    assert time.monotonic() - started > 4  # longer than the task's soft time limit
-    assert job["progress"]["sentences_done"] == 8
+    assert time.monotonic() - started > 6  # longer than the task's soft time limit
+    assert job["progress"]["sentences_done"] == 12
     assert "half its time limit" in (s.tmp / "w1.log").read_text()
 
 

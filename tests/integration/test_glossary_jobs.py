@@ -2,6 +2,8 @@
 `glossary_id` through a real stack (gunicorn, Redis, a Celery worker with the shipped copy model, whose outputs
 copy their input, so each substitution shows), the sentence cache kept apart, and the web page's glossary box."""
 
+import json
+
 import pytest
 import requests
 
@@ -56,6 +58,33 @@ def test_a_stored_glossary_by_id_with_request_terms_on_top(stack):
     assert missing.status_code == 404 and "glossary_id" in missing.json()["error"]["message"]
     bad = requests.post(stack.api.url + "/v1/jobs", json={"text": "你好。", "glossary": {"北京": ""}}, timeout=5)
     assert bad.status_code == 422 and 'glossary["北京"] is empty' in bad.json()["error"]["message"]
+
+
+def upload(stack, page: str, **fields) -> requests.Response:
+    files = {"file": ("page.html", page.encode())}
+    return requests.post(stack.api.url + "/v1/documents", files=files, data=fields, timeout=10)
+
+
+def test_a_document_upload_with_a_glossary_and_a_stored_one(stack):
+    """The form's `glossary` (JSON text) and `glossary_id`; the document stage answers a repeat from the
+    glossary's own cache entries, and the same document without the glossary is still translated plainly."""
+    stored = requests.post(stack.api.url + "/v1/glossaries", json={"terms": {"帮助": "help"}}, timeout=5).json()
+    page = "<html><body><p>文档里北京的天气。</p><p>谢谢文档的帮助！</p></body></html>"
+    expected = "<html><body><p>文档里Beijing的weather。</p><p>谢谢文档的help！</p></body></html>"
+    terms = json.dumps(GLOSSARY, ensure_ascii=False)
+    for cached in (0, 2):  # the second time, every sentence is in the glossary's cache entries
+        job = stack.client.wait(upload(stack, page, glossary=terms, glossary_id=stored["id"]).json()["id"], 60)
+        assert job["status"] == "succeeded" and job["cached_sentences"] == cached, job
+        assert job["result"]["translations"] == [expected]
+    plain = stack.client.wait(upload(stack, page).json()["id"], 60)
+    assert plain["result"]["translations"] == [page] and plain["cached_sentences"] == 0
+    json_job = post(stack, {"texts": ["# 北京\n"], "format": "markdown", "glossary": GLOSSARY})
+    assert json_job["result"]["translations"] == ["# Beijing\n"]
+
+    not_json = upload(stack, page, glossary="北京=Beijing")
+    assert not_json.status_code == 422 and "glossary must be a JSON object" in not_json.json()["error"]["message"]
+    unknown = upload(stack, page, glossary_id="0" * 32)
+    assert unknown.status_code == 404 and "glossary_id" in unknown.json()["error"]["message"]
 
 
 def test_paste_a_glossary_in_the_web_page(stack, browser):  # noqa: F811

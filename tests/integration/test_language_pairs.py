@@ -67,6 +67,27 @@ def test_two_pairs_route_to_their_own_workers(make_stack, en_zh_model):
     unserved = post(s, {"text": "Il fait très beau aujourd'hui.", "source_lang": "auto"})
     assert unserved.status_code == 422 and "'fr'" in unserved.json()["error"]["message"]
 
+    # A document's language is detected by the document stage once it has parsed it: the job has no model
+    # until then, then the detected pair's; so with no language named while two pairs are served.
+    page = b"<html><body><p>The forecast says rain.</p></body></html>"
+    sent = requests.post(
+        s.api.url + "/v1/documents", files={"file": ("rain.html", page)}, data={"source_lang": "auto"}, timeout=10
+    )
+    assert sent.status_code == 202 and sent.json()["model"] is None, sent.text
+    unnamed_document = post(s, {"texts": ["# 天气预报\n"], "format": "markdown"}).json()
+    done = s.client.wait(sent.json()["id"], timeout=60)
+    assert done["status"] == "succeeded" and done["detected"]["language"] == "en", done
+    assert done["model"] == str(en_zh_model)  # the en-zh route's
+    named = requests.get(f"{s.api.url}/v1/jobs/{done['id']}/document", timeout=10).headers["Content-Disposition"]
+    assert 'filename="rain.zh.html"' in named
+    done = s.client.wait(unnamed_document["id"], timeout=60)
+    assert done["detected"]["language"] == "zh" and done["model"] == s.settings.model
+    french = post(s, {"texts": ["Il fait très beau aujourd'hui.\n"], "format": "markdown", "source_lang": "auto"})
+    failed = s.client.wait(french.json()["id"], timeout=60)
+    assert failed["status"] == "failed" and failed["error"]["code"] == "unsupported_language_pair", failed
+    assert "'fr'" in failed["error"]["message"] and failed["model"] is None
+    assert post(s, {"texts": ["x"], "format": "html", "source_lang": "auto", "target_lang": "fr"}).status_code == 422
+
     # One pair's worker stops: the other pair still finishes; the stopped pair's jobs wait for theirs.
     en_zh.stop()
     waiting = post(s, {"text": "Waiting for a worker.", "source_lang": "en", "target_lang": "zh"}).json()

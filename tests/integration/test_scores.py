@@ -79,3 +79,28 @@ def test_a_translation_cached_before_scores_were_kept_has_a_null_score(stack):
     assert again["cached_sentences"] == 1 and again["result"]["translations"] == first["result"]["translations"]
     assert again["result"]["scores"] == [[None]]
     assert again["confidence"] == {"mean": None, "min": None, "low": 0, "threshold": stack.settings.low_confidence}
+
+
+def test_a_document_jobs_scores_are_each_documents_sentences_in_order(stack, engine):
+    """Scores for documents: a Markdown job through /v1/jobs and an HTML file through /v1/documents, each
+    sentence's score in document order (the worker's, then the cache's once every sentence is cached)."""
+    markdown = "# 文档置信度标题\n\n文档置信度第一句。文档置信度第二句！\n"
+    job = post(stack, {"texts": [markdown, "另一个文档的一句。\n"], "format": "markdown", "scores": True})
+    assert job["status"] == "succeeded", job
+    _, expected = engine.translate(["文档置信度标题", "文档置信度第一句。", "文档置信度第二句！"], scores=True)
+    assert job["result"]["scores"][0] == pytest.approx(expected, abs=1e-3)  # batched with another sentence
+    assert len(job["result"]["scores"]) == 2 and len(job["result"]["scores"][1]) == 1
+    assert job["confidence"]["mean"] is not None
+
+    page = "<html><body><h1>文档置信度标题</h1></body></html>".encode()
+    uploaded = requests.post(
+        stack.api.url + "/v1/documents", files={"file": ("t.html", page)}, data={"scores": "true"}, timeout=10
+    ).json()
+    done = stack.client.wait(uploaded["id"], timeout=60)  # its sentence was cached above: the stage answers it
+    assert done["cached_sentences"] == 1 and done["result"]["scores"] == [[job["result"]["scores"][0][0]]]
+    plain = requests.post(stack.api.url + "/v1/documents", files={"file": ("t.html", page)}, timeout=10).json()
+    assert "scores" not in stack.client.wait(plain["id"], timeout=60)["result"]
+    wrong = requests.post(
+        stack.api.url + "/v1/documents", files={"file": ("t.html", page)}, data={"scores": "maybe"}, timeout=10
+    )
+    assert wrong.status_code == 422 and "scores must be true or false" in wrong.json()["error"]["message"]

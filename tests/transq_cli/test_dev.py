@@ -58,8 +58,9 @@ def test_dev_on_a_port_in_use_says_so_in_one_line_at_once():
     assert result.stderr.strip() == f"transq dev: port {port} is in use; use --port N"
 
 
-def run_dev_until_ready(*args: str, env: dict | None = None) -> tuple[str | None, str, int]:
-    """`transq dev ARGS` on a free port until its ready line, then Ctrl-C: (ready line, stderr, port)."""
+def run_dev_until_ready(*args: str, env: dict | None = None, when_ready=None) -> tuple[str | None, str, int]:
+    """`transq dev ARGS` on a free port until its ready line (then `when_ready()`), then Ctrl-C: (ready line,
+    stderr, port)."""
     import signal
 
     from devstack.redis_server import free_port
@@ -81,22 +82,28 @@ def run_dev_until_ready(*args: str, env: dict | None = None) -> tuple[str | None
                 break
             before.append(line)
         ready = line if line.startswith("ready") else None
+        if ready and when_ready:
+            when_ready()
     finally:
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=60)
     return ready, "".join(before) + stderr, port
 
 
-def test_dev_prints_one_ready_line_and_leaves_no_redis_folder(model_dir):
-    import glob
-    import tempfile
+def test_dev_prints_one_ready_line_and_leaves_no_redis_folder(model_dir, tmp_path):
     import time
 
-    before = set(glob.glob(f"{tempfile.gettempdir()}/transq-redis-*"))
-    ready, _, port = run_dev_until_ready("--model", str(model_dir))
+    temporary = tmp_path / "tmp"  # its own temporary folder: other tests' Redis folders come and go in /tmp
+    temporary.mkdir()
+    used = []
+    env = {**os.environ, "TMPDIR": str(temporary)}
+    ready, _, port = run_dev_until_ready(
+        "--model", str(model_dir), env=env, when_ready=lambda: used.extend(temporary.glob("transq-redis-*"))
+    )
+    assert used  # its Redis kept its data there while it ran
     assert ready == f"ready: http://127.0.0.1:{port}/ (Ctrl-C stops)\n"
     time.sleep(0.2)
-    assert set(glob.glob(f"{tempfile.gettempdir()}/transq-redis-*")) <= before
+    assert not list(temporary.glob("transq-redis-*"))
 
 
 def test_translate_reads_standard_input(stack):

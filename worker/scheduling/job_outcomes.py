@@ -31,7 +31,9 @@ def finish(ctx: WorkerContext, work: JobWork) -> None:
     """Store a complete job's result: it succeeds, or a document job goes to the document stage."""
     job_id = work.job.id
     if ctx.broker.retry(lambda: ctx.documents.record(job_id)) is not None:  # a document job: rendered next
-        outcome = ctx.store.translated(job_id, work.assemble(), work.cached, work.done, work.warnings, fence=work.fence)
+        outcome = ctx.store.translated(
+            job_id, work.assemble(), work.cached, work.done, work.warnings, work.fence, work.assemble_scores()
+        )
         if not _not_taken_over(ctx, job_id, outcome, "result") or outcome != Move.OK:
             return
         try:
