@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any, Callable
 
@@ -56,18 +57,30 @@ class TransqClient:
         idempotency_key: str | None = None,
         source_lang: str | None = None,
         target_lang: str | None = None,
+        **options: Any,
     ) -> dict[str, Any]:
-        """Submit a job; the pair may be left out where the service serves one."""
+        """Submit a job; the pair may be left out where the service serves one. `options`: any other field
+        of the request (glossary, glossary_id, scores…); None ones are left out."""
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
         body: dict[str, Any] = {"texts": texts}
         body.update({k: v for k, v in (("source_lang", source_lang), ("target_lang", target_lang)) if v})
+        body.update({k: v for k, v in options.items() if v is not None})
         return self._call("POST", "/v1/jobs", json=body, headers=headers)[1]
 
     def upload(
-        self, filename: str, data: bytes, source_lang: str | None = None, target_lang: str | None = None
+        self,
+        filename: str,
+        data: bytes,
+        source_lang: str | None = None,
+        target_lang: str | None = None,
+        **options: Any,
     ) -> dict[str, Any]:
-        """Submit a document file (POST /v1/documents); its format comes from the file name."""
+        """Submit a document file (POST /v1/documents); its format comes from the file name. `options` as
+        submit's, sent as form fields (a glossary as JSON text)."""
         fields = {k: v for k, v in (("source_lang", source_lang), ("target_lang", target_lang)) if v}
+        for name, value in options.items():
+            if value is not None:
+                fields[name] = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         return self._call("POST", "/v1/documents", files={"file": (filename, data)}, data=fields)[1]
 
     def document(self, job_id: str) -> bytes:

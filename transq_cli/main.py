@@ -56,9 +56,18 @@ def main(argv: list[str] | None = None) -> int:
     translate.add_argument("-o", "--output", help="write here (default: standard output)")
     translate.add_argument("--resume", metavar="JOB_ID", help="poll a job submitted earlier instead of submitting")
     translate.add_argument(
-        "--from", dest="source", help="source language, e.g. zh (needed when several pairs are served)"
+        "--from",
+        dest="source",
+        help="source language, e.g. zh, or auto (detected); by default detected when several pairs are served",
     )
     translate.add_argument("--to", dest="target", help="target language, e.g. en")
+    translate.add_argument(
+        "--glossary",
+        metavar="FILE",
+        help="terms to translate as given: a JSON object, or `source = target` lines "
+        "(a term alone on its line is kept as written; # starts a comment)",
+    )
+    translate.add_argument("--glossary-id", metavar="ID", help="a stored glossary (POST /v1/glossaries)")
     _client_options(translate)
 
     detect = commands.add_parser("detect", help="print each file's language and confidence (POST /v1/detect)")
@@ -187,7 +196,11 @@ def run_dev(port: int, models: list[str] | None, redis_port: int, test_model: bo
     ]
     workers.append(DocumentStageProcess(settings, name="documents", quiet=True))  # parses and renders documents
     # Completion callbacks, when a secret is set: their deliverer, logging beside Redis's files.
-    deliverer = CallbackDelivererProcess(settings, Path(server.directory) / "callbacks.log") if settings.callback_secret else None
+    deliverer = (
+        CallbackDelivererProcess(settings, Path(server.directory) / "callbacks.log")
+        if settings.callback_secret
+        else None
+    )
     stopping = False
 
     def stop(*_: object) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 from pathlib import Path
@@ -39,6 +40,30 @@ def _progress_bar(job: dict[str, Any]) -> None:
     sys.stderr.flush()
 
 
+def read_glossary(path: str) -> dict[str, str]:
+    """A glossary file: a JSON object of terms, or one `source = target` per line as the web page takes
+    them (a term alone on its line is kept as written; blank lines and lines starting with # are skipped)."""
+    text = Path(path).read_text(encoding="utf-8")
+    if text.lstrip().startswith("{"):
+        try:
+            terms = json.loads(text)
+        except ValueError as exc:
+            raise ValueError(f"{path}: not valid JSON: {exc}") from None
+        if not isinstance(terms, dict):
+            raise ValueError(f"{path}: a JSON glossary is an object of terms")
+        return terms
+    terms = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        source, equals, target = (part.strip() for part in line.partition("="))
+        if not source or (equals and not target):
+            raise ValueError(f"{path} line {number}: write `source = target`")
+        terms[source] = target if equals else source
+    return terms
+
+
 def translate_file(args: argparse.Namespace) -> int:
     """A text file by paragraphs, or a document file (same format back), through the API."""
     client = TransqClient(args.url, args.api_key)
@@ -50,17 +75,20 @@ def translate_file(args: argparse.Namespace) -> int:
             if not args.file:
                 sys.stderr.write("transq: give a FILE to translate or --resume JOB_ID\n")
                 return 2
+            options = {"glossary": read_glossary(args.glossary) if args.glossary else None}
+            options["glossary_id"] = args.glossary_id
             path = Path(args.file)
             if path.suffix.lower() in DOCUMENT_EXTENSIONS:
                 if path.suffix.lower() == ".docx" and not args.output and sys.stdout.isatty():
                     sys.stderr.write("transq: a .docx translation is a file: write it with -o FILE\n")
                     return 2
-                job = client.upload(path.name, path.read_bytes(), source_lang=args.source, target_lang=args.target)
+                data = path.read_bytes()
+                job = client.upload(path.name, data, source_lang=args.source, target_lang=args.target, **options)
             else:
                 text = sys.stdin.read() if args.file == "-" else path.read_text(encoding="utf-8")
                 paragraphs, separators = split_paragraphs(text)
                 kept = [p for p in paragraphs if p.strip()]
-                job = client.submit(kept, source_lang=args.source, target_lang=args.target)
+                job = client.submit(kept, source_lang=args.source, target_lang=args.target, **options)
             job_id = job["id"]
             sys.stderr.write(f"job {job_id} (resume with: transq translate --resume {job_id})\n")
         job = client.wait(job_id, timeout=24 * 3600, on_progress=_progress_bar)
@@ -74,7 +102,7 @@ def translate_file(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         sys.stderr.write(f"\ninterrupted; resume with: transq translate --resume {job_id}\n")
         return 130
-    except (TransqError, OSError, TimeoutError) as exc:
+    except (TransqError, OSError, TimeoutError, ValueError) as exc:
         sys.stderr.write(f"transq: {exc}\n")
         return 1
     translations = job["result"]["translations"]

@@ -67,6 +67,10 @@
     progress.value = p.sentences_done;
     show(job.status + " — " + p.sentences_done + "/" + p.sentences_total + " sentences, " +
          job.cached_sentences + " from cache", false);
+    if (job.detected) {
+      const d = job.detected;
+      $("detected").textContent = "detected: " + (d.language || "no language") + " (confidence " + d.confidence.toFixed(2) + ")";
+    }
     if (job.status === "succeeded") {
       showConfidence(job);
       const translations = job.result.translations;
@@ -114,17 +118,22 @@
   }
 
   // A document: its text (when it is text) on the left, its translation on the right, and a download
-  // link to the translated file (fetched with the API key, so it works with keys on).
+  // link to the translated file (fetched with the API key, so it works with keys on). With a "detect"
+  // choice the document stage detects the language of the parsed text (a Word file's too); the glossary
+  // (as JSON text) and the scores box go with it as form fields.
   async function translateFile(file) {
     const docx = file.name.endsWith(".docx");
     $("source").value = docx ? "(" + file.name + ")" : await file.text();
+    let glossary;
+    try { glossary = window.transqGlossary.fields(); } catch (error) { show(error.message, true); return; }
     const job = await run(async () => {
-      if (docx && $("pair").value.startsWith("auto-")) throw new Error("choose the source language of a Word document");
-      const { source_lang, target_lang } = await chosenPair($("source").value);
+      const [source_lang, target_lang] = $("pair").value.split("-");
       const form = new FormData();
       form.append("file", file);
       form.append("source_lang", source_lang);
       form.append("target_lang", target_lang);
+      if (glossary.glossary) form.append("glossary", JSON.stringify(glossary.glossary));
+      if ($("scores").checked) form.append("scores", "true");
       return call("POST", "/v1/documents", form);
     });
     if (job && job.status === "succeeded") await offerDownload(job);
@@ -148,6 +157,7 @@
     $("target").value = "";
     $("download").hidden = true;
     $("confidence").hidden = true;
+    $("detected").textContent = "";
     resetProgress();
     show("submitting…", false);
     let job = null;

@@ -3,12 +3,15 @@
 copy their input, so each substitution shows), the sentence cache kept apart, and the web page's glossary box."""
 
 import json
+import subprocess
+import sys
 
 import pytest
 import requests
 
 from tests.conftest import Stack
 from tests.integration.test_web import browser  # noqa: F401 - the headless Chromium fixture
+from tests.stack import ROOT
 
 pytestmark = pytest.mark.slow
 
@@ -87,6 +90,27 @@ def test_a_document_upload_with_a_glossary_and_a_stored_one(stack):
     assert unknown.status_code == 404 and "glossary_id" in unknown.json()["error"]["message"]
 
 
+def test_the_cli_takes_a_glossary_file(stack, tmp_path):
+    """`transq translate FILE --glossary TERMS`: lines as the web page takes them, or a JSON object; a text
+    file goes by paragraphs, a document as a document; a bad glossary file is an error naming its line."""
+    terms = tmp_path / "terms.txt"
+    terms.write_text("# 城市\n北京 = Beijing\nGitHub\n", encoding="utf-8")
+    as_json = tmp_path / "terms.json"
+    as_json.write_text(json.dumps({"北京": "Peking"}, ensure_ascii=False), encoding="utf-8")
+    (tmp_path / "trip.txt").write_text("北京见。\n\nGitHub见。", encoding="utf-8")
+    (tmp_path / "trip.md").write_text("# 北京\n", encoding="utf-8")
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        command = [sys.executable, "-m", "transq_cli.main", "translate", *args, "--url", stack.api.url]
+        return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+    assert cli(str(tmp_path / "trip.txt"), "--glossary", str(terms)).stdout == "Beijing见。\n\nGitHub见。"
+    assert cli(str(tmp_path / "trip.md"), "--glossary", str(as_json)).stdout == "# Peking\n"
+    terms.write_text("北京 =\n", encoding="utf-8")
+    failed = cli(str(tmp_path / "trip.txt"), "--glossary", str(terms))
+    assert failed.returncode == 1 and "terms.txt line 1: write `source = target`" in failed.stderr
+
+
 def test_paste_a_glossary_in_the_web_page(stack, browser):  # noqa: F811
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
@@ -104,3 +128,27 @@ def test_paste_a_glossary_in_the_web_page(stack, browser):  # noqa: F811
     browser.find_element(By.ID, "glossary").send_keys("上海 =\n")
     browser.find_element(By.ID, "translate").click()
     WebDriverWait(browser, 10).until(lambda d: "glossary line 5" in d.find_element(By.ID, "status").text)
+
+
+def test_upload_a_document_with_a_detected_language_and_a_glossary_in_the_web_page(stack, browser, tmp_path):  # noqa: F811
+    """The page sends a file with "detect language", its glossary (as JSON text) and the scores box: the
+    document stage detects the language, and the page shows it, the glossary's terms and the confidence."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    source = tmp_path / "trip.md"
+    source.write_text("# 北京之行\n\n北京的天气很好。\n", encoding="utf-8")
+    browser.set_window_size(1200, 800)
+    browser.get(stack.api.url + "/")
+    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#pair option[value='auto-en']"))
+    Select(browser.find_element(By.ID, "pair")).select_by_value("auto-en")
+    browser.find_element(By.CSS_SELECTOR, "#glossary-box summary").click()
+    browser.find_element(By.ID, "glossary").send_keys("北京 = Beijing\n")
+    browser.find_element(By.ID, "scores").click()
+    picker = browser.find_element(By.ID, "file")
+    browser.execute_script("arguments[0].style.display = 'block';", picker)  # a real user clicks its label
+    picker.send_keys(str(source))
+    WebDriverWait(browser, 60).until(lambda d: d.find_element(By.ID, "status").text.startswith("succeeded"))
+    assert browser.find_element(By.ID, "target").get_attribute("value") == "# Beijing之行\n\nBeijing的天气很好。\n"
+    assert browser.find_element(By.ID, "detected").text == "detected: zh (confidence 1.00)"
+    assert browser.find_element(By.ID, "confidence").is_displayed()
