@@ -25,6 +25,14 @@ _REFUSED = {
 }
 
 
+def _in_our_words(cls: type, value: Any, handler: Any, info: ValidationInfo) -> Any:
+    """A field's refusal in _REFUSED's words rather than pydantic's (a wrap validator of the fields named)."""
+    try:
+        return handler(value)
+    except ValueError:
+        raise refused(str(info.field_name), _REFUSED[str(info.field_name)]) from None
+
+
 class Body(BaseModel):
     """A request body: unknown fields are ignored, as they always were."""
 
@@ -107,13 +115,7 @@ class JobRequest(Texts, Languages):
         "length-normalised log-probability of its output, 0 best) and the job's `confidence` summary.",
     )
 
-    @field_validator("format", "glossary_id", mode="wrap")
-    @classmethod
-    def _in_our_words(cls, value: Any, handler: Any, info: ValidationInfo) -> Any:
-        try:
-            return handler(value)
-        except ValueError:
-            raise refused(str(info.field_name), _REFUSED[str(info.field_name)]) from None
+    _in_our_words = field_validator("format", "glossary_id", mode="wrap")(_in_our_words)
 
 
 class TranslateRequest(JobRequest):
@@ -167,13 +169,7 @@ class DocumentOptions(Languages):
         except ValueError:
             raise refused("json", "{field} must be a JSON object of terms") from None
 
-    @field_validator("glossary_id", "scores", mode="wrap")
-    @classmethod
-    def _in_our_words(cls, value: Any, handler: Any, info: ValidationInfo) -> Any:
-        try:
-            return handler(value)
-        except ValueError:
-            raise refused(str(info.field_name), _REFUSED[str(info.field_name)]) from None
+    _in_our_words = field_validator("glossary_id", "scores", mode="wrap")(_in_our_words)
 
 
 class DocumentForm(DocumentOptions):
