@@ -36,7 +36,7 @@ def test_01_sigkill_pool_process_mid_translation(make_stack):
 
 
 def test_02_sigkill_whole_worker_then_a_new_one_finishes_it(make_stack):
-    s = make_stack(test_hooks=True, visibility_timeout=6, task_soft_time_limit=3, task_time_limit=5)
+    s = make_stack(test_hooks=True, visibility_timeout=12, task_soft_time_limit=6, task_time_limit=9)
     job = s.client.submit([slow_text(2, "kill-all")])
     recorder = StatusRecorder(s, job["id"])
     wait_running(s, job["id"])
