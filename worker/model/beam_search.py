@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import torch
 
+from worker.model.fused_decoder import compacting_order
+
 if TYPE_CHECKING:
     from worker.model.decoding import Decoder, Rules
 
@@ -98,7 +100,7 @@ def beam_search(
             break
         if bool(done.any()):
             _keep_results(decoder, done, active, finished, finished_scores, results, result_scores)
-            stay = (~done).nonzero()[:, 0]
+            stay = compacting_order(~done)
             running, running_scores, finished, finished_scores = (
                 t[stay] for t in (running, running_scores, finished, finished_scores)
             )

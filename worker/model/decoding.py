@@ -26,10 +26,11 @@ from transformers import GenerationConfig
 
 from worker.model.beam_search import beam_search
 from worker.model.decoder_steps import DecoderSteps
-from worker.model.fused_decoder import FusedSteps
+from worker.model.fused_decoder import FusedSteps, compacting_order
 from worker.model.generation_config import ids as _ids
 from worker.model.generation_config import unsupported
 from worker.model.output_projection import OutputProjection
+from worker.model.row_top import argmax_rows
 
 
 @dataclass(frozen=True)
@@ -171,7 +172,7 @@ class Decoder:
             scores = step(tokens)
             history = lambda: [[self.start] + out[row] for row in active]  # noqa: B023 - called at once
             self.apply_rules(scores, new, min_new, limit == new + 1, rules, history)
-            columns = scores.argmax(dim=-1)  # renormalizing would not move the argmax
+            columns = argmax_rows(scores)  # renormalizing would not move the argmax
             chosen = step.projection.tokens(columns)
             if scores_out is not None:
                 scored = torch.log_softmax(scores, -1) if self.renormalize else scores
@@ -187,7 +188,7 @@ class Decoder:
             if bool(ended.all()):
                 break
             if bool(ended.any()):
-                stay = (~ended).nonzero()[:, 0]
+                stay = compacting_order(~ended)
                 step.select_rows(stay)
                 active = [active[i] for i in stay.tolist()]
                 chosen, limit = chosen[stay], limit[stay]

@@ -101,15 +101,6 @@ class FusedSteps:
         self.step = t + 1
         return self.projection(hidden[:, -1, :])
 
-    def _kept(self, buffers: list[torch.Tensor], rows: torch.Tensor) -> list[torch.Tensor]:
-        """New, smaller buffers holding these rows' filled steps."""
-        kept = []
-        for buffer in buffers:
-            new = torch.empty((len(rows), *buffer.shape[1:]), dtype=buffer.dtype, device=buffer.device)
-            torch.index_select(buffer[:, :, : self.step], 0, rows, out=new[:, :, : self.step])
-            kept.append(new)
-        return kept
-
     @staticmethod
     def _merge(out: torch.Tensor) -> torch.Tensor:
         """rows x heads x 1 x head_dim -> rows x 1 x d_model, contiguous (as transformers' sdpa attention)."""
@@ -118,8 +109,14 @@ class FusedSteps:
     def keep_rows(self, rows: torch.Tensor) -> None:
         """Continue from these rows' decoder states (beams stay within their sentence, whose
         cross-attention rows are copies of one encoder output: only the self-attention caches move).
-        The filled steps are gathered straight into a second buffer of the same shape, which then takes
-        the first's place: one copy, not a gather and a copy back (only the pages written count in RSS)."""
+        Only rows whose state changes are copied, where they are at most half; else the filled steps are
+        gathered straight into a second buffer of the same shape, which takes the first's place: one copy,
+        not a gather and a copy back (only the pages written count in RSS)."""
+        moved = (rows != torch.arange(len(rows), device=rows.device)).nonzero()[:, 0]
+        if 2 * len(moved) <= len(rows):
+            for buffer in self.keys + self.values:
+                _copy_rows(buffer[:, :, : self.step], moved, rows[moved])
+            return
         if not self.spare:
             self.spare = [torch.empty_like(buffer) for buffer in self.keys + self.values]
         filled, layers = self.step, len(self.keys)
@@ -128,10 +125,35 @@ class FusedSteps:
         self.keys, self.values, self.spare = self.spare[:layers], self.spare[layers:], self.keys + self.values
 
     def select_rows(self, rows: torch.Tensor) -> None:
-        """Keep only these rows (in this order): the others' sentences are done."""
-        self.keys, self.values = self._kept(self.keys, rows), self._kept(self.values, rows)
+        """Keep only these rows, in this order (the others' sentences are done): the rows that change
+        place are copied within the buffers, which then end at the last row kept. `compacting_order`
+        gives an order that moves only as many rows as left, from the end into their places."""
+        kept = len(rows)
+        moved = (rows != torch.arange(kept, device=rows.device)).nonzero()[:, 0]
+        sources = rows[moved]
+        for buffer in self.keys + self.values:
+            _copy_rows(buffer[:, :, : self.step], moved, sources)
+        for tensor in self.cross + self.cross_values:
+            _copy_rows(tensor, moved, sources)
+        self.keys, self.values = [b[:kept] for b in self.keys], [b[:kept] for b in self.values]
+        self.cross, self.cross_values = [k[:kept] for k in self.cross], [v[:kept] for v in self.cross_values]
         self.spare = []
-        self.cross = [k.index_select(0, rows) for k in self.cross]
-        self.cross_values = [v.index_select(0, rows) for v in self.cross_values]
         if self.cross_mask is not None:
             self.cross_mask = self.cross_mask.index_select(0, rows)
+
+
+def compacting_order(keep: torch.Tensor) -> torch.Tensor:
+    """The rows to keep (`keep`: a bool per row) in an order that moves fewest: rows already among the
+    first len(kept) positions stay where they are, and the kept rows beyond fill the places of those
+    that leave."""
+    kept = keep.nonzero()[:, 0]
+    order = torch.arange(len(kept), device=keep.device)
+    holes = (~keep[: len(kept)]).nonzero()[:, 0]
+    order[holes] = kept[kept >= len(kept)]
+    return order
+
+
+def _copy_rows(tensor: torch.Tensor, into: torch.Tensor, sources: torch.Tensor) -> None:
+    """tensor[into[i]] = tensor[sources[i]] for every i, read before any is written."""
+    if len(into):
+        tensor.index_copy_(0, into, tensor.index_select(0, sources))

@@ -1,0 +1,66 @@
+"""The decoding loop's faster row operations give torch's results: the best column of each row, and the
+cache reorders that copy only the rows that move."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from tests.worker.model.test_decoding import SENTENCES
+
+
+def _scores(rows: int, width: int) -> torch.Tensor:
+    generator = torch.Generator().manual_seed(rows * width)
+    return torch.randn(rows, width, generator=generator)
+
+
+@pytest.mark.parametrize("rows, width", [(32, 65001), (8, 32300), (5, 1280), (2, 65001), (6, 100)])
+def test_argmax_rows_is_torchs_argmax_ties_and_tail_included(rows, width):
+    from worker.model.row_top import argmax_rows
+
+    scores = _scores(rows, width)
+    assert torch.equal(argmax_rows(scores), scores.argmax(-1))
+    tied = (scores * 2).round()  # many equal maxima: the first column holding it wins
+    tied[0, -1] = tied.max() + 1  # the best column in the last, partial chunk
+    tied[-1] = -torch.inf  # a forced row: every column banned but one
+    tied[-1, width // 2] = 0.0
+    assert torch.equal(argmax_rows(tied), tied.argmax(-1))
+
+
+def test_compacting_order_moves_only_rows_from_the_end_into_the_places_that_leave():
+    from worker.model.fused_decoder import compacting_order
+
+    keep = torch.tensor([True, False, True, True, False, True, True, False])
+    order = compacting_order(keep)
+    assert sorted(order.tolist()) == keep.nonzero()[:, 0].tolist()
+    assert order.tolist() == [0, 5, 2, 3, 6]  # rows 0, 2, 3 stay; 5 and 6 fill the places of 1 and 4
+    assert compacting_order(torch.ones(4, dtype=torch.bool)).tolist() == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("moved", ["few", "most"])
+def test_fused_steps_reorder_and_select_rows_as_transformers_cache_does(engine, moved):
+    """After the same reorders and row selections, the fused steps' logits are those of transformers'
+    own decoder over its cache (worker.model.decoder_steps)."""
+    from worker.model.decoder_steps import DecoderSteps
+    from worker.model.decoding import Decoder
+    from worker.model.fused_decoder import FusedSteps
+
+    model = engine.model
+    input_ids, mask = engine.batch_inputs(engine.token_ids(SENTENCES))
+    cache_argument = Decoder.for_model(model).cache_argument
+    tokens = torch.tensor([[5], [9], [13], [7], [11], [6], [8], [10]])
+    with torch.inference_mode():
+        hidden = model.get_encoder()(input_ids=input_ids, attention_mask=mask).last_hidden_state
+        fused = FusedSteps(model, hidden, mask, 10)
+        reference = DecoderSteps(model, hidden, mask, cache_argument)
+        for _ in range(3):
+            assert torch.equal(fused(tokens), reference(tokens))
+        reorder = [0, 0, 2, 3, 4, 5, 1, 7] if moved == "few" else [1, 0, 3, 2, 5, 4, 7, 6]
+        for steps in (fused, reference):
+            steps.keep_rows(torch.tensor(reorder))
+        assert torch.equal(fused(tokens), reference(tokens))
+        select = torch.tensor([0, 6, 2, 5])  # rows 6 and 5 fill the places of 1 and 3, the others leave
+        for steps in (fused, reference):
+            steps.select_rows(select)
+        assert torch.equal(fused(tokens[:4]), reference(tokens[:4]))
+        assert fused.keys[0].shape[0] == 4 and fused.cross[0].shape[0] == 4
