@@ -25,6 +25,7 @@ import torch
 from torch.nn.functional import scaled_dot_product_attention
 
 from worker.model.batching import BatchInterrupted
+from worker.model.fused_projections import fused_qkv
 from worker.model.output_projection import OutputProjection
 
 
@@ -53,6 +54,7 @@ class FusedSteps:
     ):
         decoder = model.get_decoder()
         self.layers = list(decoder.layers)
+        self.qkv = [fused_qkv(layer.self_attn) for layer in self.layers]
         self.embed_tokens = decoder.embed_tokens
         self.embed_scale = decoder.embed_scale
         self.positions = decoder.embed_positions.weight
@@ -85,9 +87,13 @@ class FusedSteps:
         hidden = self.embed_tokens(tokens.contiguous()) * self.embed_scale + self.positions[t : t + 1]
         for i, layer in enumerate(self.layers):
             attention = layer.self_attn
-            query = self._split(attention.q_proj(hidden))
-            self.keys[i][:, :, t : t + 1] = self._split(attention.k_proj(hidden))
-            self.values[i][:, :, t : t + 1] = self._split(attention.v_proj(hidden))
+            if self.qkv[i] is not None:
+                query, key, value = self.qkv[i](hidden).chunk(3, dim=-1)
+            else:
+                query, key, value = attention.q_proj(hidden), attention.k_proj(hidden), attention.v_proj(hidden)
+            query = self._split(query.contiguous())
+            self.keys[i][:, :, t : t + 1] = self._split(key)
+            self.values[i][:, :, t : t + 1] = self._split(value)
             keys, values = self.keys[i][:, :, : t + 1], self.values[i][:, :, : t + 1]
             out = scaled_dot_product_attention(query, keys, values, scale=self.scaling)
             hidden = layer.self_attn_layer_norm(hidden + attention.out_proj(self._merge(out)))

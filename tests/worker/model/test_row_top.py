@@ -64,3 +64,22 @@ def test_fused_steps_reorder_and_select_rows_as_transformers_cache_does(engine, 
             steps.select_rows(select)
         assert torch.equal(fused(tokens[:4]), reference(tokens[:4]))
         assert fused.keys[0].shape[0] == 4 and fused.cross[0].shape[0] == 4
+
+
+def test_an_int8_layers_fused_qkv_gives_its_three_projections_bit_for_bit(model_dir):
+    """One int8 product, the three outputs side by side exactly; a float layer is not fused."""
+    from transformers import AutoModelForSeq2SeqLM
+
+    from worker.model.fused_projections import fused_qkv
+    from worker.model.quantization import quantize_int8
+
+    quantized = AutoModelForSeq2SeqLM.from_pretrained(str(model_dir)).eval()
+    assert fused_qkv(quantized.get_decoder().layers[0].self_attn) is None
+    quantize_int8(quantized)
+    attention = quantized.get_decoder().layers[0].self_attn
+    fused = fused_qkv(attention)
+    assert fused is not None and fused_qkv(attention) is fused  # built once, kept on the module
+    hidden = torch.randn(5, 1, quantized.config.d_model, generator=torch.Generator().manual_seed(3))
+    with torch.inference_mode():
+        separate = torch.cat([attention.q_proj(hidden), attention.k_proj(hidden), attention.v_proj(hidden)], -1)
+        assert torch.equal(fused(hidden), separate)
