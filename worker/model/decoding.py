@@ -26,6 +26,7 @@ from transformers import GenerationConfig
 
 from worker.model.beam_search import beam_search
 from worker.model.decoder_steps import DecoderSteps
+from worker.model.encoding import encode
 from worker.model.fused_decoder import FusedSteps, compacting_order
 from worker.model.generation_config import ids as _ids
 from worker.model.generation_config import unsupported
@@ -109,7 +110,7 @@ class Decoder:
         max_new_tokens (its end is forced at its last step), at most `max_new_tokens`. A `confidence` list
         receives each sentence's length-normalised log-probability: the mean over its tokens (greedy), the
         beam's final score with the length penalty, as generate()'s `sequences_scores` (beam)."""
-        hidden = model.get_encoder()(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+        hidden = encode(model, input_ids, attention_mask)
         if num_beams > 1:
             hidden = hidden.repeat_interleave(num_beams, dim=0)
             attention_mask = attention_mask.repeat_interleave(num_beams, dim=0)

@@ -83,3 +83,34 @@ def test_an_int8_layers_fused_qkv_gives_its_three_projections_bit_for_bit(model_
     with torch.inference_mode():
         separate = torch.cat([attention.q_proj(hidden), attention.k_proj(hidden), attention.v_proj(hidden)], -1)
         assert torch.equal(fused(hidden), separate)
+
+
+def test_an_int8_encoder_runs_in_groups_of_like_length_with_each_rows_states(model_dir):
+    """Grouped by length, an int8 batch's encoder states are those of each group encoded alone, in the
+    batch's rows, and zeros beyond the group's longest row. A float model is encoded whole, as transformers does."""
+    from transformers import AutoModelForSeq2SeqLM
+
+    from worker.model import encoding
+    from worker.model.quantization import quantize_int8
+
+    model = AutoModelForSeq2SeqLM.from_pretrained(str(model_dir)).eval()
+    lengths = [3, 9, 4, 12, 5, 7, 2, 11, 6, 10]
+    input_ids = torch.ones((len(lengths), 12), dtype=torch.long)
+    mask = torch.zeros_like(input_ids)
+    for row, length in enumerate(lengths):
+        input_ids[row, :length] = torch.arange(5, 5 + length)
+        mask[row, :length] = 1
+    encoder = model.get_encoder()
+    with torch.inference_mode():
+        whole = encoder(input_ids=input_ids, attention_mask=mask).last_hidden_state
+        assert torch.equal(encoding.encode(model, input_ids, mask), whole)
+        quantize_int8(model)
+        grouped = encoding.encode(model, input_ids, mask)
+        order = sorted(range(len(lengths)), key=lambda r: lengths[r])
+        for start in range(0, len(order), encoding.GROUP_ROWS):
+            rows = order[start : start + encoding.GROUP_ROWS]
+            width = max(lengths[r] for r in rows)
+            alone = encoder(input_ids=input_ids[rows, :width], attention_mask=mask[rows, :width]).last_hidden_state
+            for i, row in enumerate(rows):
+                assert torch.equal(grouped[row, :width], alone[i])
+                assert not grouped[row, width:].any()
