@@ -106,7 +106,9 @@ def main() -> None:
         help="another checkout of transq (e.g. `git archive` of an older commit): its engine runs too, as transq@tree",
     )
     parser.add_argument(
-        "--target-vocabulary", action="store_true", help="also run transq's engine with TRANSQ_TARGET_VOCABULARY=on"
+        "--full-vocabulary",
+        action="store_true",
+        help="also run transq's engine with TRANSQ_TARGET_VOCABULARY=0 (the whole output layer, generate()'s tokens)",
     )
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
@@ -121,8 +123,8 @@ def main() -> None:
     }
     engines = args.engines.split(",")
     threads = args.threads or len(os.sched_getaffinity(0))
-    if args.target_vocabulary:
-        engines.insert(engines.index("transq") + 1, "transq+target")
+    if args.full_vocabulary:
+        engines.insert(engines.index("transq") + 1, "transq-full")
     if args.compare_tree:
         engines.insert(0, "transq@tree")
     rows, rates, notes = [], {}, []
@@ -149,7 +151,7 @@ def main() -> None:
                         "batch": BATCH[beams],
                         "passes": passes,
                         "threads": threads,
-                        "settings": {"target_vocabulary": True} if engine == "transq+target" else {},
+                        "settings": {"target_vocabulary": False} if engine == "transq-full" else {},
                     }
                     log.info("%s, beam %d: %s", workload, beams, engine)
                     tree = args.compare_tree if engine == "transq@tree" else None

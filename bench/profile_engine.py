@@ -4,7 +4,7 @@ attention itself, cache writes, residual additions, Python), the cross-attention
 batch), and the decoding loop's top-k/beam bookkeeping. Timed by forward hooks on the int8 model and a
 timer around worker.model.fused_decoder's step, realistic workload.
 
-    python -m bench.profile_engine [WORKLOAD] [--beams 1,4] [--sentences 32] [--target-vocabulary] [--threads 1]
+    python -m bench.profile_engine [WORKLOAD] [--beams 1,4] [--sentences 32] [--full-vocabulary] [--threads 1]
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from bench.common import load_workload, machine, table
 from bench.engines import BATCH, DEFAULT_WORKLOAD, cpu_flags
 from bench.realistic_model import MAX_NEW_TOKENS, realistic_model
 from worker.model.fused_decoder import FusedSteps
+from worker.model.fused_projections import fused_qkv
 
 log = logging.getLogger("bench.profile_engine")
 
@@ -65,7 +66,9 @@ def profile(
     decoder = model.get_decoder()
     timers.watch(decoder.embed_tokens, "embeddings")
     for layer in decoder.layers:
-        for part in (layer.self_attn.q_proj, layer.self_attn.k_proj, layer.self_attn.v_proj, layer.self_attn.out_proj):
+        qkv = fused_qkv(layer.self_attn)  # int8: the three as one product (worker.model.fused_projections)
+        projections = [layer.self_attn.q_proj, layer.self_attn.k_proj, layer.self_attn.v_proj] if qkv is None else [qkv]
+        for part in (*projections, layer.self_attn.out_proj):
             timers.watch(part, "self-attention projections")
         for part in (layer.encoder_attn.q_proj, layer.encoder_attn.out_proj):
             timers.watch(part, "cross-attention projections")
@@ -106,7 +109,7 @@ def main() -> None:
     parser.add_argument("workload", nargs="?", default=str(DEFAULT_WORKLOAD))
     parser.add_argument("--beams", default="1,4")
     parser.add_argument("--sentences", type=int, default=32)
-    parser.add_argument("--target-vocabulary", action="store_true")
+    parser.add_argument("--full-vocabulary", action="store_true", help="TRANSQ_TARGET_VOCABULARY=0")
     parser.add_argument("--threads", type=int, default=1, help="the engine's threads (default 1)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
@@ -115,7 +118,7 @@ def main() -> None:
     rows = []
     for beams in [int(b) for b in args.beams.split(",")]:
         seconds, total, tokens = profile(
-            folder, all_sentences[: args.sentences], beams, args.target_vocabulary, args.threads
+            folder, all_sentences[: args.sentences], beams, not args.full_vocabulary, args.threads
         )
         modules = [
             "embeddings",
@@ -136,7 +139,7 @@ def main() -> None:
         rows.append([beams, f"total ({tokens} output tokens)", total * 1000, 100.0])
     print(
         f"\nrealistic workload, {args.sentences} sentences, int8, target vocabulary "
-        f"{'on' if args.target_vocabulary else 'off'}, {args.threads} thread(s); {machine()}; CPU flags: {cpu_flags()}\n"
+        f"{'off' if args.full_vocabulary else 'on'}, {args.threads} thread(s); {machine()}; CPU flags: {cpu_flags()}\n"
     )
     print(table(["beam", "component", "ms", "%"], rows))
 

@@ -72,10 +72,10 @@ class Settings:
     )
     num_beams: int = setting(0, "Beam size; 0 means the model's generation config.")
     target_vocabulary: bool = setting(
-        False,
+        True,
         "Compute the decoder's output layer over the target vocabulary only (a Marian model's target.spm "
-        "pieces): faster; tokens may differ from generate()'s where the model would write a source-only piece "
-        '(README, "Decoding").',
+        "pieces): a quarter to a third faster; `0` gives generate()'s tokens bit for bit, which differ only "
+        'where a model writes a source-only piece or beam search meets a near tie (README, "Decoding").',
     )
     max_new_tokens: int = setting(256, "Upper bound on output tokens per sentence.")
     min_new_tokens: int = setting(

@@ -104,7 +104,9 @@ def test_schemathesis_finds_no_server_errors_and_no_spec_violations(stack):
             # so is the language `source_lang: "auto"` detects (one no pair serves: 422
             # unsupported_language_pair).
             body = case.body if isinstance(case.body, dict) else {}
-            unknowable = case.path == "/v1/documents" or body.get("format") == "srt" or body.get("source_lang") == "auto"
+            unknowable = (
+                case.path == "/v1/documents" or body.get("format") == "srt" or body.get("source_lang") == "auto"
+            )
             excluded = [positive_data_acceptance] if unknowable else []
             try:
                 case.call_and_validate(base_url=stack.api.url, timeout=30, excluded_checks=excluded)

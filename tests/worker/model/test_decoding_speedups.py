@@ -98,5 +98,6 @@ def test_engine_with_target_vocabulary_caches_apart(split_model_dir):
     assert engine.projection.columns is not None and engine.identity["output_vocabulary"] == "target"
     texts = engine.translate_ids(engine.token_ids(SENTENCES))
     assert len(texts) == len(SENTENCES) and all(isinstance(t, str) for t in texts)
-    plain = TranslationEngine(Settings(model=str(split_model_dir), max_new_tokens=6))
+    plain = TranslationEngine(Settings(model=str(split_model_dir), max_new_tokens=6, target_vocabulary=False))
     assert plain.projection.columns is None and "output_vocabulary" not in plain.identity
+    assert Settings().target_vocabulary  # on by default
