@@ -111,16 +111,16 @@ class Decoder:
         receives each sentence's length-normalised log-probability: the mean over its tokens (greedy), the
         beam's final score with the length penalty, as generate()'s `sequences_scores` (beam)."""
         hidden = encode(model, input_ids, attention_mask)
-        if num_beams > 1:
-            hidden = hidden.repeat_interleave(num_beams, dim=0)
-            attention_mask = attention_mask.repeat_interleave(num_beams, dim=0)
         limit = torch.tensor(
             [min(n, max_new_tokens) for n in limits] if limits else [max_new_tokens] * len(input_ids),
             device=hidden.device,
         )
         if FusedSteps.fits(model):
-            step: Any = FusedSteps(model, hidden, attention_mask, int(limit.max()), interrupt, projection)
+            step: Any = FusedSteps(model, hidden, attention_mask, int(limit.max()), interrupt, projection, num_beams)
         else:
+            if num_beams > 1:
+                hidden = hidden.repeat_interleave(num_beams, dim=0)
+                attention_mask = attention_mask.repeat_interleave(num_beams, dim=0)
             step = DecoderSteps(model, hidden, attention_mask, self.cache_argument, interrupt, projection)
         rules = Rules.of(self, step.projection, no_repeat_ngram)
         if num_beams == 1:

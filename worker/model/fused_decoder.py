@@ -25,6 +25,7 @@ import torch
 from torch.nn.functional import scaled_dot_product_attention
 
 from worker.model.batching import BatchInterrupted
+from worker.model.encoding import is_int8
 from worker.model.fused_projections import fused_qkv
 from worker.model.output_projection import OutputProjection
 
@@ -51,7 +52,9 @@ class FusedSteps:
         max_steps: int,
         interrupt: Callable[[], bool] | None = None,
         projection: OutputProjection | None = None,
+        beams: int = 1,
     ):
+        """`encoder_hidden`, `attention_mask`: one row per sentence; each sentence decodes in `beams` rows."""
         decoder = model.get_decoder()
         self.layers = list(decoder.layers)
         self.qkv = [fused_qkv(layer.self_attn) for layer in self.layers]
@@ -64,7 +67,13 @@ class FusedSteps:
         attention = self.layers[0].self_attn
         self.heads, self.head_dim = attention.num_heads, attention.head_dim
         self.scaling = attention.scaling
-        rows = encoder_hidden.shape[0]
+        # An int8 model's beams share their sentence's cross-attention keys and values (a quarter of the
+        # memory read at beam 4); a float model's rows each keep a copy, as transformers' (bit-identical).
+        self.beams = beams if beams > 1 and is_int8(model) else 1
+        if beams > 1 and self.beams == 1:
+            encoder_hidden = encoder_hidden.repeat_interleave(beams, dim=0)
+            attention_mask = attention_mask.repeat_interleave(beams, dim=0)
+        rows = encoder_hidden.shape[0] * self.beams
         # transformers' bidirectional mask for sdpa: none where no row is padded, else True where attended
         self.cross_mask = None if bool(attention_mask.all()) else attention_mask.bool()[:, None, None, :]
         self.cross = [self._split(layer.encoder_attn.k_proj(encoder_hidden)) for layer in self.layers]
@@ -98,14 +107,24 @@ class FusedSteps:
             out = scaled_dot_product_attention(query, keys, values, scale=self.scaling)
             hidden = layer.self_attn_layer_norm(hidden + attention.out_proj(self._merge(out)))
             attention = layer.encoder_attn
-            query = self._split(attention.q_proj(hidden))
-            out = scaled_dot_product_attention(
-                query, self.cross[i], self.cross_values[i], attn_mask=self.cross_mask, scale=self.scaling
+            hidden = layer.encoder_attn_layer_norm(
+                hidden + attention.out_proj(self._cross_attention(i, attention, hidden))
             )
-            hidden = layer.encoder_attn_layer_norm(hidden + attention.out_proj(self._merge(out)))
             hidden = layer.final_layer_norm(hidden + layer.fc2(layer.activation_fn(layer.fc1(hidden))))
         self.step = t + 1
         return self.projection(hidden[:, -1, :])
+
+    def _cross_attention(self, i: int, attention: Any, hidden: torch.Tensor) -> torch.Tensor:
+        """Layer i's cross-attention of the rows' states, merged (rows x 1 x d_model); where beams share
+        their sentence's keys and values, a sentence's beams are its queries."""
+        keys, values, mask = self.cross[i], self.cross_values[i], self.cross_mask
+        if self.beams == 1:
+            query = self._split(attention.q_proj(hidden))
+            return self._merge(scaled_dot_product_attention(query, keys, values, attn_mask=mask, scale=self.scaling))
+        rows = hidden.shape[0]
+        query = attention.q_proj(hidden).view(rows // self.beams, self.beams, self.heads, self.head_dim).transpose(1, 2)
+        out = scaled_dot_product_attention(query, keys, values, attn_mask=mask, scale=self.scaling)
+        return out.transpose(1, 2).reshape(rows, 1, -1)
 
     @staticmethod
     def _merge(out: torch.Tensor) -> torch.Tensor:
@@ -139,11 +158,16 @@ class FusedSteps:
         sources = rows[moved]
         for buffer in self.keys + self.values:
             _copy_rows(buffer[:, :, : self.step], moved, sources)
+        self.keys, self.values = [b[:kept] for b in self.keys], [b[:kept] for b in self.values]
+        self.spare = []
+        if self.beams > 1:  # whole sentences leave: the sentence of each kept group of beams
+            rows = rows.view(-1, self.beams)[:, 0] // self.beams
+            kept = len(rows)
+            moved = (rows != torch.arange(kept, device=rows.device)).nonzero()[:, 0]
+            sources = rows[moved]
         for tensor in self.cross + self.cross_values:
             _copy_rows(tensor, moved, sources)
-        self.keys, self.values = [b[:kept] for b in self.keys], [b[:kept] for b in self.values]
         self.cross, self.cross_values = [k[:kept] for k in self.cross], [v[:kept] for v in self.cross_values]
-        self.spare = []
         if self.cross_mask is not None:
             self.cross_mask = self.cross_mask.index_select(0, rows)
 

@@ -13,12 +13,13 @@ from worker.model.output_guard import guard, problem
 
 @pytest.fixture(scope="module")
 def looping_engine(tmp_path_factory):
-    """The untrained test model (its outputs loop), fp32 so that batching changes no number."""
+    """The untrained test model (its outputs loop, in source pieces too), fp32 and its whole output layer so
+    that batching changes no number and generate() is comparable."""
     from worker.model.engine import TranslationEngine
     from worker.model.offline_model import make_test_model
 
     folder = make_test_model(tmp_path_factory.mktemp("looping") / "tiny", behaviour="random")
-    return TranslationEngine(Settings(model=str(folder), max_new_tokens=40, quantize="none"))
+    return TranslationEngine(Settings(model=str(folder), max_new_tokens=40, quantize="none", target_vocabulary=False))
 
 
 def _one_at_a_time(engine, sentence: str) -> str:  # type: ignore[no-untyped-def]

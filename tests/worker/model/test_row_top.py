@@ -114,3 +114,36 @@ def test_an_int8_encoder_runs_in_groups_of_like_length_with_each_rows_states(mod
             for i, row in enumerate(rows):
                 assert torch.equal(grouped[row, :width], alone[i])
                 assert not grouped[row, width:].any()
+
+
+def test_an_int8_models_beams_share_their_sentences_cross_attention(model_dir, engine):
+    """At beam 4 an int8 model keeps one copy of each sentence's cross-attention keys and values, and a
+    sentence's beams attend to it together: the logits are those of a copy per beam (to float rounding),
+    through reorders within sentences and sentences leaving."""
+    from transformers import AutoModelForSeq2SeqLM
+
+    from worker.model.fused_decoder import FusedSteps
+    from worker.model.quantization import quantize_int8
+
+    model = AutoModelForSeq2SeqLM.from_pretrained(str(model_dir)).eval()
+    quantize_int8(model)
+    input_ids, mask = engine.batch_inputs(engine.token_ids(SENTENCES[:3]))
+    beams = 4
+    tokens = torch.arange(5, 5 + 3 * beams)[:, None]
+    with torch.inference_mode():
+        hidden = model.get_encoder()(input_ids=input_ids, attention_mask=mask).last_hidden_state
+        shared = FusedSteps(model, hidden, mask, 8, beams=beams)
+        copied = FusedSteps(model, hidden.repeat_interleave(beams, 0), mask.repeat_interleave(beams, 0), 8)
+        assert shared.beams == beams and copied.beams == 1
+        assert shared.cross[0].shape[0] == 3 and copied.cross[0].shape[0] == 3 * beams
+        for _ in range(2):
+            torch.testing.assert_close(shared(tokens), copied(tokens), rtol=1e-4, atol=1e-4)
+        reorder = torch.tensor([0, 0, 1, 2, 5, 4, 4, 7, 11, 10, 9, 8])  # beams move within their sentence
+        for steps in (shared, copied):
+            steps.keep_rows(reorder)
+        torch.testing.assert_close(shared(tokens), copied(tokens), rtol=1e-4, atol=1e-4)
+        leave = torch.tensor([8, 9, 10, 11, 4, 5, 6, 7])  # the first sentence leaves, the last fills its place
+        for steps in (shared, copied):
+            steps.select_rows(leave)
+        assert shared.cross[0].shape[0] == 2
+        torch.testing.assert_close(shared(tokens[:8]), copied(tokens[:8]), rtol=1e-4, atol=1e-4)
