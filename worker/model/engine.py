@@ -64,7 +64,6 @@ class TranslationEngine:
         except (OSError, ValueError) as exc:
             raise ModelLoadError(f"cannot load model {settings.model!r}: {exc}") from exc
         model.eval()
-        self.projection = self._output_projection(model, settings)
         self.quantization = "none"
         if self.device.type == "cpu" and settings.quantize == "int8":
             # Layer by layer, dropping each fp32 weight's pages: fp32 and int8 are never resident together.
@@ -73,7 +72,7 @@ class TranslationEngine:
         elif self.device.type == "cuda":
             self.quantization = str(dtype).replace("torch.", "")
         self.model = model.to(self.device)
-        self.projection = self.projection.attach(self.model)
+        self.projection = self._output_projection(self.model, settings)
         # Our decoding loop where it gives transformers' tokens for this generation config, else generate(),
         # loudly: a fallback costs a large share of the throughput (README, "Decoding").
         fields = unsupported(self.model)

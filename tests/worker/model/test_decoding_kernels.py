@@ -1,5 +1,6 @@
-"""The decoding loop's faster row operations give torch's results: the best column of each row, and the
-cache reorders that copy only the rows that move."""
+"""The engine's faster parts give what they replace: torch's argmax, transformers' cache reorders and row
+selections (copying only the rows that move), an int8 layer's q/k/v products, its encoder states, its
+output layer's columns, and each beam's cross-attention."""
 
 from __future__ import annotations
 
@@ -147,3 +148,20 @@ def test_an_int8_models_beams_share_their_sentences_cross_attention(model_dir, e
             steps.select_rows(leave)
         assert shared.cross[0].shape[0] == 2
         torch.testing.assert_close(shared(tokens[:8]), copied(tokens[:8]), rtol=1e-4, atol=1e-4)
+
+
+def test_an_int8_target_head_gives_the_full_layers_logits_in_its_columns(split_model_dir, split_engine):
+    """The restricted int8 output layer is the full int8 layer's rows with its scale: bit-identical logits."""
+    from transformers import AutoModelForSeq2SeqLM
+
+    from worker.model.output_projection import OutputProjection, target_token_ids
+    from worker.model.quantization import quantize_int8
+
+    model = AutoModelForSeq2SeqLM.from_pretrained(str(split_model_dir)).eval()
+    quantize_int8(model)
+    target = target_token_ids(split_engine.tokenizer)
+    assert target is not None
+    restricted, full = OutputProjection.restricted(model, target), OutputProjection.full(model)
+    hidden = torch.randn(6, model.config.d_model, generator=torch.Generator().manual_seed(5))
+    with torch.inference_mode():
+        assert torch.equal(restricted(hidden), full(hidden)[:, target])
