@@ -96,6 +96,13 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="16 sentences, one pass (under 3 minutes)")
     parser.add_argument("--sentences", type=int, default=0, help="sentences (default 64, 16 with --quick)")
     parser.add_argument("--passes", type=int, default=0, help="passes per engine, best kept (default 2, 1 quick)")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="run every engine this many times, in turn, and keep each one's best (this machine's speed drifts "
+        "by minutes: rounds give every engine the fast and the slow spells)",
+    )
     parser.add_argument("--engines", default=",".join(ENGINES))
     parser.add_argument("--beams", default="1,4")
     parser.add_argument("--threads", type=int, default=0, help="threads per engine (default: the CPUs allowed)")
@@ -127,42 +134,43 @@ def main() -> None:
         engines.insert(engines.index("transq") + 1, "transq-full")
     if args.compare_tree:
         engines.insert(0, "transq@tree")
-    rows, rates, notes = [], {}, []
+    best: dict[tuple, list] = {}
+    rates, notes = {}, []
     with tempfile.TemporaryDirectory(prefix="transq-engines-") as tmp:
-        for workload in args.workloads.split(","):
-            build, min_new, max_new = models[workload]
-            folder = build()
-            ct2 = ctranslate2_model(folder) if "ctranslate2" in engines else None
-            pieces = source_pieces(folder, sentences)
-            source = [len(p) - 1 for p in pieces]
-            if workload == "realistic":
-                built = json.loads((folder / "lengths.json").read_text(encoding="utf-8"))
-                notes.append(
-                    f"realistic, as built (fp32 greedy, 64 sentences): {describe_lengths(built['greedy_fp32'], built['source'])}"
-                )
-            for beams in [int(b) for b in args.beams.split(",")]:
-                for engine in engines:
-                    job = {
-                        "sentences": sentences,
-                        "pieces": pieces if engine == "ctranslate2" else [],
-                        "beams": beams,
-                        "min_new": min_new,
-                        "max_new": max_new,
-                        "batch": BATCH[beams],
-                        "passes": passes,
-                        "threads": threads,
-                        "settings": {"target_vocabulary": False} if engine == "transq-full" else {},
-                    }
-                    log.info("%s, beam %d: %s", workload, beams, engine)
-                    tree = args.compare_tree if engine == "transq@tree" else None
-                    kind = "transq" if engine.startswith("transq") else engine
-                    result = run_child(kind, ct2 if engine == "ctranslate2" else folder, job, Path(tmp), tree)
-                    rate = len(sentences) / result["seconds"]
-                    rates[(workload, beams, engine)] = rate
-                    name = engine if engine != "transq" else f"transq ({result['decoding']})"
-                    name = f"transq @ {Path(tree).name}" if tree else name
-                    rows.append(
-                        [
+        for round_number in range(args.rounds):
+            for workload in args.workloads.split(","):
+                build, min_new, max_new = models[workload]
+                folder = build()
+                ct2 = ctranslate2_model(folder) if "ctranslate2" in engines else None
+                pieces = source_pieces(folder, sentences)
+                source = [len(p) - 1 for p in pieces]
+                if workload == "realistic" and round_number == 0:
+                    built = json.loads((folder / "lengths.json").read_text(encoding="utf-8"))
+                    notes.append(
+                        f"realistic, as built (fp32 greedy, 64 sentences): {describe_lengths(built['greedy_fp32'], built['source'])}"
+                    )
+                for beams in [int(b) for b in args.beams.split(",")]:
+                    for engine in engines:
+                        job = {
+                            "sentences": sentences,
+                            "pieces": pieces if engine == "ctranslate2" else [],
+                            "beams": beams,
+                            "min_new": min_new,
+                            "max_new": max_new,
+                            "batch": BATCH[beams],
+                            "passes": passes,
+                            "threads": threads,
+                            "settings": {"target_vocabulary": False} if engine == "transq-full" else {},
+                        }
+                        log.info("%s, beam %d: %s", workload, beams, engine)
+                        tree = args.compare_tree if engine == "transq@tree" else None
+                        kind = "transq" if engine.startswith("transq") else engine
+                        result = run_child(kind, ct2 if engine == "ctranslate2" else folder, job, Path(tmp), tree)
+                        rate = len(sentences) / result["seconds"]
+                        key = (workload, beams, engine)
+                        name = engine if engine != "transq" else f"transq ({result['decoding']})"
+                        name = f"transq @ {Path(tree).name}" if tree else name
+                        row = [
                             workload,
                             name,
                             beams,
@@ -171,18 +179,20 @@ def main() -> None:
                             result["tokens"] / len(sentences),
                             result["peak_rss_mb"],
                         ]
-                    )
-                    log.info("  %.2f sentences/s, %.1f tokens/s, peak RSS %.0f MiB", *rows[-1][3:5], rows[-1][6])
-                    if engine == "ctranslate2" and workload == "realistic":
-                        notes.append(
-                            f"realistic, CTranslate2 int8 beam {beams}: {describe_lengths(result['lengths'], source)}"
-                        )
+                        log.info("  %.2f sentences/s, %.1f tokens/s, peak RSS %.0f MiB", *row[3:5], row[6])
+                        if rate > rates.get(key, 0.0):
+                            rates[key], best[key] = rate, row
+                        if engine == "ctranslate2" and workload == "realistic" and round_number == 0:
+                            notes.append(
+                                f"realistic, CTranslate2 int8 beam {beams}: {describe_lengths(result['lengths'], source)}"
+                            )
+    rows = list(best.values())
     for row in rows:
         ct2_rate = rates.get((row[0], row[2], "ctranslate2"))
         row.append(row[3] / ct2_rate if ct2_rate else "-")
     print(
         f"\n{len(sentences)} sentences, batches of {BATCH[1]} (beam 1) and {BATCH[4]} (beam 4), best of {passes}"
-        f" pass(es); {machine()}; {threads} thread(s) per engine; CPU flags: {cpu_flags()}\n"
+        f" pass(es) in each of {args.rounds} round(s); {machine()}; {threads} thread(s) per engine; CPU flags: {cpu_flags()}\n"
     )
     headers = ["workload", "engine", "beam", "sentences/s", "tokens/s", "tokens/sentence", "peak RSS MiB", "÷ CT2"]
     print(table(headers, rows))
