@@ -115,7 +115,7 @@ def main() -> None:
     parser.add_argument(
         "--full-vocabulary",
         action="store_true",
-        help="also run transq's engine with TRANSQ_TARGET_VOCABULARY=0 (the whole output layer, generate()'s tokens)",
+        help="also run transq's engine with TRANSQ_TARGET_VOCABULARY=0 (the whole output layer)",
     )
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")

@@ -74,8 +74,9 @@ class Settings:
     target_vocabulary: bool = setting(
         True,
         "Compute the decoder's output layer over the target vocabulary only (a Marian model's target.spm "
-        "pieces): faster (bench.engines: +4 % to +69 %); `0` gives generate()'s tokens bit for bit, which differ only "
-        'where a model writes a source-only piece or beam search meets a near tie (README, "Decoding").',
+        "pieces): faster (bench.engines: +4 % to +69 %). With `0` a float model (TRANSQ_QUANTIZE=none) gives "
+        "generate()'s tokens bit for bit; the target vocabulary differs only where a model writes a source-only "
+        'piece or beam search meets a near tie (README, "Decoding").',
     )
     max_new_tokens: int = setting(256, "Upper bound on output tokens per sentence.")
     min_new_tokens: int = setting(

@@ -31,10 +31,11 @@ def is_int8(model: Any) -> bool:
 def encode(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
     """The encoder's last hidden states, rows x length x d_model."""
     encoder = model.get_encoder()
+    if len(input_ids) <= GROUP_ROWS or not is_int8(model) or bool(attention_mask.all()):
+        return encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
     lengths = attention_mask.sum(dim=1)
     columns = torch.arange(attention_mask.shape[1], device=attention_mask.device)
-    right_padded = bool(torch.equal(attention_mask.bool(), columns[None, :] < lengths[:, None]))
-    if len(input_ids) <= GROUP_ROWS or not right_padded or not is_int8(model):
+    if not torch.equal(attention_mask.bool(), columns[None, :] < lengths[:, None]):  # not right-padded
         return encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
     order = torch.argsort(lengths, stable=True)
     hidden: torch.Tensor | None = None

@@ -72,12 +72,12 @@ class TranslationEngine:
         elif self.device.type == "cuda":
             self.quantization = str(dtype).replace("torch.", "")
         self.model = model.to(self.device)
-        self.projection = self._output_projection(self.model, settings)
         # Our decoding loop where it gives transformers' tokens for this generation config, else generate(),
         # loudly: a fallback costs a large share of the throughput (README, "Decoding").
         fields = unsupported(self.model)
         self.decoder = None if fields else Decoder.for_model(self.model)
         self.decoding = "transq" if self.decoder else "generate"
+        self.projection = self._output_projection(self.model, settings)
         if fields:
             log.warning(
                 "decoding falls back to transformers' generate() (slower): the generation config of %s sets %s",
@@ -109,7 +109,7 @@ class TranslationEngine:
             "max_input_tokens": self.max_input_tokens,
             "quantization": self.quantization,
             "device": self.device.type,
-            # only when on: tokens may differ, so its translations are cached apart
+            # only when in use (our loop; generate() has the whole layer): tokens may differ, cached apart
             **({"output_vocabulary": "target"} if self.projection.columns is not None else {}),
         }
         self.load_seconds = time.perf_counter() - started
@@ -127,8 +127,10 @@ class TranslationEngine:
         )
 
     def _output_projection(self, model: Any, settings: Settings) -> OutputProjection:
-        """The model's own output layer, or (TRANSQ_TARGET_VOCABULARY) one over its target vocabulary."""
-        token_ids = target_token_ids(self.tokenizer) if settings.target_vocabulary else None
+        """The model's own output layer, or (TRANSQ_TARGET_VOCABULARY, for our decoding loop: generate()
+        keeps the model's own) one over its target vocabulary. Call after quantizing."""
+        use = settings.target_vocabulary and self.decoder is not None
+        token_ids = target_token_ids(self.tokenizer) if use else None
         if token_ids is None:
             return OutputProjection.full(model)
         log.info(
@@ -262,7 +264,7 @@ def describe(engine: TranslationEngine) -> dict[str, Any]:
     """What a worker reports about its model in its heartbeat."""
     return {
         **engine.identity,
-        "decoding": engine.decoding,  # not in the identity: both ways give the same tokens
+        "decoding": engine.decoding,  # not in the identity: a float model's tokens are the same both ways
         "load_seconds": round(engine.load_seconds, 2),
         "resident_mb": round(engine.resident_bytes / 2**20),
     }

@@ -10,8 +10,11 @@ same modules (the model's own Linear, LayerNorm and embedding layers, int8 or no
 - cross-attention keys and values are computed once per batch, from the encoder's states, and only
   shrink when sentences leave;
 - attention is torch's scaled_dot_product_attention, called with the arguments transformers' "sdpa"
-  attention passes it, so the logits are the same (tests/worker/model/test_decoding.py compares tokens with
-  generate(); tests/worker/model/test_fused_decoder.py the logits).
+  attention passes it, so a float model's logits are the same (tests/worker/model/test_decoding.py compares
+  tokens with generate(); tests/worker/model/test_decoding_kernels.py the logits with transformers' cache).
+- an int8 model's beams share their sentence's cross-attention keys and values (one query block per
+  sentence: its logits equal a copy per beam to float rounding); its numbers already depend on which rows
+  share a batch (dynamic int8 quantizes each product's input over the whole batch).
 
 It serves post-norm Marian decoders with transformers' "sdpa" attention (opus-mt's); `FusedSteps.fits`
 says whether a model is one, and decoder_steps.DecoderSteps serves any other.

@@ -5,7 +5,7 @@ own small product: on 32 rows the three cost 1.75x one of three times the width 
 bench.profile_engine`; 0.68 against 0.39 ms). Their int8 weights, stacked, with per-row scales equal to
 each one's per-tensor scale, make one Linear whose outputs are the three outputs side by side, bit for bit
 (the input is quantized once, with the same parameters; every output column keeps its weights, zero point
-and scale; tests/worker/model/test_row_top.py checks it). Only int8 models are fused: a float product of
+and scale; tests/worker/model/test_decoding_kernels.py checks it). Only int8 models are fused: a float product of
 another width may round differently, and float models must give transformers' logits exactly.
 """
 

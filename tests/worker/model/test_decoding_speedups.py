@@ -101,3 +101,25 @@ def test_engine_with_target_vocabulary_caches_apart(split_model_dir):
     plain = TranslationEngine(Settings(model=str(split_model_dir), max_new_tokens=6, target_vocabulary=False))
     assert plain.projection.columns is None and "output_vocabulary" not in plain.identity
     assert Settings().target_vocabulary  # on by default
+    from torch.ao.nn.quantized.dynamic import Linear as DynamicQuantizedLinear
+
+    assert isinstance(engine.projection.head, DynamicQuantizedLinear)  # the int8 layer's rows, no float copy
+
+
+def test_an_engine_decoding_with_generate_keeps_the_whole_output_layer(split_model_dir, tmp_path):
+    """generate() decodes over the model's own layer: no target head is built, none is in the identity."""
+    import shutil
+
+    from transformers import GenerationConfig
+
+    from worker.model.engine import TranslationEngine
+
+    folder = tmp_path / "model"
+    shutil.copytree(split_model_dir, folder)
+    config = GenerationConfig.from_pretrained(str(folder))
+    config.no_repeat_ngram_size = 2  # a field our loop does not reproduce
+    config.save_pretrained(str(folder))
+    engine = TranslationEngine(Settings(model=str(folder), max_new_tokens=6))
+    assert engine.decoder is None and engine.settings.target_vocabulary
+    assert engine.projection.columns is None and "output_vocabulary" not in engine.identity
+    assert not hasattr(engine.model, "transq_target_head")
