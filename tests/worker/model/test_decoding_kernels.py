@@ -65,6 +65,13 @@ def test_fused_steps_reorder_and_select_rows_as_transformers_cache_does(engine, 
             steps.select_rows(select)
         assert torch.equal(fused(tokens[:4]), reference(tokens[:4]))
         assert fused.keys[0].shape[0] == 4 and fused.cross[0].shape[0] == 4
+        for again in ([1, 0, 3, 2], [0, 0, 2, 3]):  # on the narrowed buffers: the spare swap, then moved rows
+            for steps in (fused, reference):
+                steps.keep_rows(torch.tensor(again))
+            assert torch.equal(fused(tokens[:4]), reference(tokens[:4]))
+        for steps in (fused, reference):
+            steps.select_rows(torch.tensor([2, 1]))
+        assert torch.equal(fused(tokens[:2]), reference(tokens[:2]))
 
 
 def test_an_int8_layers_fused_qkv_gives_its_three_projections_bit_for_bit(model_dir):
@@ -143,7 +150,8 @@ def test_an_int8_models_beams_share_their_sentences_cross_attention(model_dir, e
         for steps in (shared, copied):
             steps.keep_rows(reorder)
         torch.testing.assert_close(shared(tokens), copied(tokens), rtol=1e-4, atol=1e-4)
-        leave = torch.tensor([8, 9, 10, 11, 4, 5, 6, 7])  # the first sentence leaves, the last fills its place
+        # the first sentence leaves, the last fills its place (its beams reordered as they move)
+        leave = torch.tensor([9, 9, 8, 10, 4, 5, 6, 7])
         for steps in (shared, copied):
             steps.select_rows(leave)
         assert shared.cross[0].shape[0] == 2
