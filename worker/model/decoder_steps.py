@@ -29,7 +29,13 @@ class DecoderSteps:
         cache_argument: str,
         interrupt: Callable[[], bool] | None = None,
         projection: OutputProjection | None = None,
+        beams: int = 1,
     ):
+        """`encoder_hidden`, `attention_mask`: one row per sentence; each sentence decodes in `beams` rows
+        (each with its own copy of the sentence's states, as transformers' beam search has them)."""
+        if beams > 1:
+            encoder_hidden = encoder_hidden.repeat_interleave(beams, dim=0)
+            attention_mask = attention_mask.repeat_interleave(beams, dim=0)
         self.decoder = model.get_decoder()
         self.cache_argument = cache_argument
         self.interrupt = interrupt

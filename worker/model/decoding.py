@@ -118,10 +118,7 @@ class Decoder:
         if FusedSteps.fits(model):
             step: Any = FusedSteps(model, hidden, attention_mask, int(limit.max()), interrupt, projection, num_beams)
         else:
-            if num_beams > 1:
-                hidden = hidden.repeat_interleave(num_beams, dim=0)
-                attention_mask = attention_mask.repeat_interleave(num_beams, dim=0)
-            step = DecoderSteps(model, hidden, attention_mask, self.cache_argument, interrupt, projection)
+            step = DecoderSteps(model, hidden, attention_mask, self.cache_argument, interrupt, projection, num_beams)
         rules = Rules.of(self, step.projection, no_repeat_ngram)
         if num_beams == 1:
             return self._greedy(step, len(input_ids), limit, min_new_tokens, rules, scores, confidence)
