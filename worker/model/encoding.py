@@ -18,14 +18,9 @@ from typing import Any
 
 import torch
 
+from worker.model.quantization import is_int8
+
 GROUP_ROWS = 8
-
-
-def is_int8(model: Any) -> bool:
-    """Whether the model's Linear layers are dynamic int8 ones (worker.model.quantization)."""
-    from torch.ao.nn.quantized.dynamic import Linear as DynamicQuantizedLinear
-
-    return isinstance(model.get_encoder().layers[0].fc1, DynamicQuantizedLinear)
 
 
 def encode(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:

@@ -28,9 +28,9 @@ import torch
 from torch.nn.functional import scaled_dot_product_attention
 
 from worker.model.batching import BatchInterrupted
-from worker.model.encoding import is_int8
 from worker.model.fused_projections import fused_qkv
 from worker.model.output_projection import OutputProjection
+from worker.model.quantization import is_int8
 
 
 class FusedSteps:

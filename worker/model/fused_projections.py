@@ -11,10 +11,11 @@ another width may round differently, and float models must give transformers' lo
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import torch
+
+from worker.model.quantization import int8_linear, is_int8_linear
 
 FUSED = "transq_qkv"  # the attribute of the attention module that holds its fused projection
 
@@ -29,9 +30,7 @@ def fused_qkv(attention: Any) -> Any | None:
 
 
 def _build(*projections: Any) -> Any | None:
-    from torch.ao.nn.quantized.dynamic import Linear as DynamicQuantizedLinear
-
-    if not all(type(p) is DynamicQuantizedLinear for p in projections):
+    if not all(is_int8_linear(p) for p in projections):
         return None
     weights = [p.weight() for p in projections]
     if any(w.qscheme() != torch.per_tensor_affine or w.dtype != torch.qint8 for w in weights):
@@ -42,9 +41,4 @@ def _build(*projections: Any) -> Any | None:
         torch.cat([w.int_repr() for w in weights]), scales, zero_points, 0
     )
     biases = [p.bias() for p in projections]
-    bias = None if any(b is None for b in biases) else torch.cat(biases)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # torch.ao is deprecated upstream, yet the fast CPU path (DESIGN.md)
-        fused = DynamicQuantizedLinear(weights[0].shape[1], len(scales), dtype=torch.qint8)
-    fused.set_weight_bias(stacked, bias)
-    return fused
+    return int8_linear(stacked, None if any(b is None for b in biases) else torch.cat(biases))

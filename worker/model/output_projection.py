@@ -16,6 +16,8 @@ from typing import Any, Sequence
 
 import torch
 
+from worker.model.quantization import int8_linear, is_int8_linear
+
 log = logging.getLogger(__name__)
 
 
@@ -39,7 +41,7 @@ class OutputProjection:
         float layer to quantize)."""
         head = model.get_output_embeddings()
         ids = torch.tensor(sorted(set(token_ids)), dtype=torch.long)
-        model.transq_target_head = _int8_rows(head, ids) if _is_int8(head) else _float_rows(head, ids)
+        model.transq_target_head = _int8_rows(head, ids) if is_int8_linear(head) else _float_rows(head, ids)
         bias = getattr(model, "final_logits_bias", None)
         return cls(model.transq_target_head, None if bias is None else bias[:, ids.to(bias.device)].clone(), ids)
 
@@ -64,24 +66,14 @@ class OutputProjection:
         return columns if self.columns is None else self.columns.to(columns.device)[columns]
 
 
-def _is_int8(layer: torch.nn.Module) -> bool:
-    from torch.ao.nn.quantized.dynamic import Linear as DynamicQuantizedLinear
-
-    return isinstance(layer, DynamicQuantizedLinear)
-
-
 def _int8_rows(head: Any, ids: torch.Tensor) -> torch.nn.Module:
     """These rows of a dynamic int8 Linear (per-tensor scale), as a dynamic int8 Linear of their own."""
-    from torch.ao.nn.quantized.dynamic import Linear as DynamicQuantizedLinear
-
     weight = head.weight()
     rows = torch._make_per_tensor_quantized_tensor(
         weight.int_repr().index_select(0, ids), weight.q_scale(), weight.q_zero_point()
     )
     bias = head.bias()
-    layer = DynamicQuantizedLinear(weight.shape[1], len(ids), dtype=torch.qint8)
-    layer.set_weight_bias(rows, None if bias is None else bias.index_select(0, ids))
-    return layer
+    return int8_linear(rows, None if bias is None else bias.index_select(0, ids))
 
 
 def _float_rows(head: Any, ids: torch.Tensor) -> torch.nn.Module:

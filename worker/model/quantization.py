@@ -15,6 +15,7 @@ import logging
 import mmap
 import warnings
 from bisect import bisect_right
+from typing import Any
 
 import torch
 
@@ -96,3 +97,26 @@ def quantize_int8(model: torch.nn.Module) -> int:
         released += release_file_pages(tensor, mappings)
     log.debug("quantized %d modules; released %.0f MiB of file pages", len(replacements), released / 2**20)
     return len(replacements)
+
+
+def is_int8_linear(layer: Any) -> bool:
+    """Whether a layer is a dynamic int8 Linear (as quantize_int8 makes them)."""
+    from torch.ao.nn.quantized.dynamic import Linear as DynamicQuantizedLinear
+
+    return isinstance(layer, DynamicQuantizedLinear)
+
+
+def is_int8(model: Any) -> bool:
+    """Whether the model's Linear layers are dynamic int8 ones (quantize_int8 converts all or none)."""
+    return is_int8_linear(model.get_encoder().layers[0].fc1)
+
+
+def int8_linear(weight: torch.Tensor, bias: torch.Tensor | None) -> torch.nn.Module:
+    """A dynamic int8 Linear over this quantized (qint8) out x in weight and float bias."""
+    from torch.ao.nn.quantized.dynamic import Linear as DynamicQuantizedLinear
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch.ao is deprecated upstream, yet the fast CPU path (DESIGN.md)
+        layer = DynamicQuantizedLinear(weight.shape[1], weight.shape[0], dtype=torch.qint8)
+    layer.set_weight_bias(weight, bias)
+    return layer
