@@ -26,12 +26,9 @@ GROUP_ROWS = 8
 def encode(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
     """The encoder's last hidden states, rows x length x d_model."""
     encoder = model.get_encoder()
-    if len(input_ids) <= GROUP_ROWS or not is_int8(model) or bool(attention_mask.all()):
+    if len(input_ids) <= GROUP_ROWS or not is_int8(model) or not _padded_on_the_right(attention_mask):
         return encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
     lengths = attention_mask.sum(dim=1)
-    columns = torch.arange(attention_mask.shape[1], device=attention_mask.device)
-    if not torch.equal(attention_mask.bool(), columns[None, :] < lengths[:, None]):  # not right-padded
-        return encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
     order = torch.argsort(lengths, stable=True)
     hidden: torch.Tensor | None = None
     for start in range(0, len(order), GROUP_ROWS):
@@ -45,3 +42,11 @@ def encode(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor) ->
         hidden[rows, :width] = states
     assert hidden is not None
     return hidden
+
+
+def _padded_on_the_right(attention_mask: torch.Tensor) -> bool:
+    """Whether some rows are padded, all of them after their tokens (as the engine's batches are)."""
+    if bool(attention_mask.all()):
+        return False
+    columns = torch.arange(attention_mask.shape[1], device=attention_mask.device)
+    return torch.equal(attention_mask.bool(), columns[None, :] < attention_mask.sum(dim=1)[:, None])

@@ -140,10 +140,10 @@ class FusedSteps:
         Only rows whose state changes are copied, where they are at most half; else the filled steps are
         gathered straight into a second buffer of the same shape, which takes the first's place: one copy,
         not a gather and a copy back (only the pages written count in RSS)."""
-        moved = (rows != torch.arange(len(rows), device=rows.device)).nonzero()[:, 0]
+        moved, sources = _moved(rows)
         if 2 * len(moved) <= len(rows):
             for buffer in self.keys + self.values:
-                _copy_rows(buffer[:, :, : self.step], moved, rows[moved])
+                _copy_rows(buffer[:, :, : self.step], moved, sources)
             return
         if not self.spare:
             self.spare = [torch.empty_like(buffer) for buffer in self.keys + self.values]
@@ -157,8 +157,7 @@ class FusedSteps:
         place are copied within the buffers, which then end at the last row kept. `compacting_order`
         gives an order that moves only as many rows as left, from the end into their places."""
         kept = len(rows)
-        moved = (rows != torch.arange(kept, device=rows.device)).nonzero()[:, 0]
-        sources = rows[moved]
+        moved, sources = _moved(rows)
         for buffer in self.keys + self.values:
             _copy_rows(buffer[:, :, : self.step], moved, sources)
         self.keys, self.values = [b[:kept] for b in self.keys], [b[:kept] for b in self.values]
@@ -166,8 +165,7 @@ class FusedSteps:
         if self.beams > 1:  # whole sentences leave: the sentence of each kept group of beams
             rows = rows.view(-1, self.beams)[:, 0] // self.beams
             kept = len(rows)
-            moved = (rows != torch.arange(kept, device=rows.device)).nonzero()[:, 0]
-            sources = rows[moved]
+            moved, sources = _moved(rows)
         for tensor in self.cross + self.cross_values:
             _copy_rows(tensor, moved, sources)
         self.cross, self.cross_values = [k[:kept] for k in self.cross], [v[:kept] for v in self.cross_values]
@@ -184,6 +182,13 @@ def compacting_order(keep: torch.Tensor) -> torch.Tensor:
     holes = (~keep[: len(kept)]).nonzero()[:, 0]
     order[holes] = kept[kept >= len(kept)]
     return order
+
+
+def _moved(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Of a new row order (`rows[i]`: the row that goes to place i), the places whose row changes and
+    the rows that go there."""
+    moved = (rows != torch.arange(len(rows), device=rows.device)).nonzero()[:, 0]
+    return moved, rows[moved]
 
 
 def _copy_rows(tensor: torch.Tensor, into: torch.Tensor, sources: torch.Tensor) -> None:

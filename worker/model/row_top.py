@@ -19,24 +19,16 @@ CHUNK = 128
 FEW_ROWS = 4  # below this, torch's own kernels are as fast
 
 
-def _chunk_maxima(scores: torch.Tensor) -> tuple[torch.Tensor, int, torch.Tensor]:
-    """The whole chunks as rows x chunks x CHUNK (a view), their count, and every chunk's maximum (the
-    last, partial chunk's too, as one more column)."""
-    rows, width = scores.shape
-    whole = width // CHUNK
-    chunks = scores[:, : whole * CHUNK].view(rows, whole, CHUNK)
-    maxima = chunks.amax(-1)
-    if width > whole * CHUNK:
-        maxima = torch.cat((maxima, scores[:, whole * CHUNK :].amax(-1, keepdim=True)), 1)
-    return chunks, whole, maxima
-
-
 def argmax_rows(scores: torch.Tensor) -> torch.Tensor:
     """`scores.argmax(-1)` of a contiguous rows x columns matrix (torch's own on a GPU, where it is fast)."""
     rows, width = scores.shape
     if rows < FEW_ROWS or width < 4 * CHUNK or not scores.is_contiguous() or scores.device.type != "cpu":
         return scores.argmax(-1)
-    chunks, whole, maxima = _chunk_maxima(scores)
+    whole = width // CHUNK
+    chunks = scores[:, : whole * CHUNK].view(rows, whole, CHUNK)
+    maxima = chunks.amax(-1)  # each whole chunk's maximum, then the last, partial chunk's
+    if width > whole * CHUNK:
+        maxima = torch.cat((maxima, scores[:, whole * CHUNK :].amax(-1, keepdim=True)), 1)
     chunk = maxima.argmax(-1)
     inner = chunks[torch.arange(rows, device=scores.device), chunk.clamp(max=whole - 1)].argmax(-1)
     columns = chunk * CHUNK + inner
