@@ -1,7 +1,7 @@
 """The transq HTTP API: `gunicorn "api:create_app()"`. Never imports torch or transformers.
 
-Importing `api` (or one of its modules, such as api.job_view for the callback deliverer) builds nothing and
-loads neither Celery nor the app's services: create_app() does."""
+Nothing outside this folder imports it. Importing `api` builds nothing and loads neither Celery nor the
+app's services: create_app() does."""
 
 from __future__ import annotations
 
@@ -10,8 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from flask import Flask
-
-    from api.app_services import Services
 
 log = logging.getLogger(__name__)
 
@@ -22,12 +20,12 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from flask import Flask
     from kombu.exceptions import OperationalError
 
-    from api.app_services import Services
     from api.errors import error_response, register_error_handlers
-    from shared.error_codes import ErrorCode
+    from shared.errors import ErrorCode
     from shared.logging_setup import configure_logging
-    from shared.redis_client import describe_broker
     from shared.settings import Settings
+    from shared.store.backends import Services
+    from shared.store.redis_client import describe_broker
 
     app = Flask(__name__)
     settings: Settings = (test_config or {}).get("SETTINGS") or Settings.from_env()
@@ -37,7 +35,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.json.sort_keys = False  # type: ignore[attr-defined]
     if test_config:
         app.config.update({k: v for k, v in test_config.items() if k != "SETTINGS"})
-    app.extensions["transq"] = Services(settings)
+    app.extensions["transq"] = Services.start(settings)
     app.extensions["celery"] = app.extensions["transq"].celery
 
     register_error_handlers(app)
@@ -81,10 +79,3 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(glossaries.bp)
     log.info("transq API ready: broker %s, model %s", describe_broker(settings), settings.model)
     return app
-
-
-def services() -> Services:
-    """The Services of the current app."""
-    from flask import current_app
-
-    return current_app.extensions["transq"]

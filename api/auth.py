@@ -18,9 +18,9 @@ from limits import parse
 from limits.storage import storage_from_string
 from limits.strategies import FixedWindowRateLimiter
 
-from api.errors import RateLimited, Unauthorized
-from shared.redis_client import limiter_storage
+from shared.errors import RateLimited, Unauthorized
 from shared.settings import Settings
+from shared.store.redis_client import limiter_storage
 
 log = logging.getLogger(__name__)
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from flask import Blueprint, request
 
-from api import services
-from api.contract import Detection, Detections, DetectRequest
-from api.language_detection import detect_many
+from api.current import services
 from api.validation import parse_translation_request, read_json_object
+from shared.contract import Detection, Detections, DetectRequest
+from shared.routing.language_detection import detect_many
 
 bp = Blueprint("detect", __name__)
 

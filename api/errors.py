@@ -1,4 +1,4 @@
-"""One exception type per failure the API reports, and the one JSON error handler."""
+"""The one JSON error shape and its handlers: shared.errors' exceptions, HTTP errors and crashes."""
 
 from __future__ import annotations
 
@@ -8,83 +8,14 @@ import time
 from flask import Flask, current_app, jsonify
 from werkzeug.exceptions import HTTPException
 
-from api.contract import ErrorBody, ErrorDetail
-from shared.error_codes import ErrorCode
+from shared.contract import ErrorBody, ErrorDetail
+from shared.errors import ApiError, ErrorCode
 
 log = logging.getLogger(__name__)
 
 
-class ApiError(Exception):
-    code = ErrorCode.INTERNAL_ERROR
-
-    def __init__(self, message: str, retry_after: int | None = None):
-        super().__init__(message)
-        self.message = message
-        self.retry_after = retry_after
-
-
-class InvalidJson(ApiError):
-    code = ErrorCode.INVALID_JSON
-
-
-class BadRequest(ApiError):
-    code = ErrorCode.BAD_REQUEST
-
-
-class Unauthorized(ApiError):
-    code = ErrorCode.UNAUTHORIZED
-
-
-class NotFound(ApiError):
-    code = ErrorCode.NOT_FOUND
-
-
-class RequestTimeout(ApiError):
-    code = ErrorCode.REQUEST_TIMEOUT
-
-
-class Conflict(ApiError):
-    code = ErrorCode.CONFLICT
-
-
-class PayloadTooLarge(ApiError):
-    code = ErrorCode.PAYLOAD_TOO_LARGE
-
-
-class UnsupportedMediaType(ApiError):
-    code = ErrorCode.UNSUPPORTED_MEDIA_TYPE
-
-
-class ValidationError(ApiError):
-    code = ErrorCode.VALIDATION_ERROR
-
-
-class UnsupportedLanguagePair(ApiError):
-    code = ErrorCode.UNSUPPORTED_LANGUAGE_PAIR
-
-
-class IdempotencyMismatch(ApiError):
-    code = ErrorCode.IDEMPOTENCY_MISMATCH
-
-
-class RateLimited(ApiError):
-    code = ErrorCode.RATE_LIMITED
-
-
-class StorageQuotaExceeded(ApiError):
-    code = ErrorCode.STORAGE_QUOTA_EXCEEDED
-
-
-class Overloaded(ApiError):
-    code = ErrorCode.OVERLOADED
-
-
-class Unavailable(ApiError):
-    code = ErrorCode.UNAVAILABLE
-
-
 def error_response(code: ErrorCode, message: str, retry_after: int | None = None, status: int | None = None):  # type: ignore[no-untyped-def]
-    """The one error shape (api.contract.ErrorBody), with the code's HTTP status unless `status` says otherwise."""
+    """The one error shape (shared.contract.ErrorBody), with the code's HTTP status unless `status` says otherwise."""
     response = jsonify(ErrorBody(error=ErrorDetail(code=code.value, message=message)).model_dump())
     response.status_code = status or code.status
     if retry_after is not None:

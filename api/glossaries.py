@@ -9,13 +9,13 @@ import re
 
 from flask import Blueprint, request
 
-from api import services
 from api.auth import owner_id
-from api.contract import GlossaryBody
-from api.errors import Conflict, NotFound, ValidationError
+from api.current import services
 from api.validation import TranslationRequest, read_json_object, validated
-from shared.glossary import Glossary
-from shared.glossary_store import GlossaryStore
+from shared.contract import GlossaryBody
+from shared.errors import Conflict, NotFound, ValidationError
+from shared.store.glossary_store import GlossaryStore
+from shared.text.glossary import Glossary
 
 bp = Blueprint("glossaries", __name__)
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import redis
 from flask import Blueprint
 
-from api import services
-from api.contract import Health, Readiness, ServedLanguages
+from api.current import services
 from api.errors import error_response
-from shared.error_codes import ErrorCode
+from shared.contract import Health, Readiness, ServedLanguages
+from shared.errors import ErrorCode
 
 bp = Blueprint("health", __name__)
 

@@ -2,26 +2,33 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import Blueprint, request
 
-from api import services
 from api.auth import client_id, owner_id
-from api.errors import Conflict, NotFound
+from api.current import services
 from api.glossaries import with_glossary
-from api.job_view import job_view
 from api.submission import submit
 from api.validation import parse_translation_request, read_json_object
-from shared.job_record import Job, is_job_id
-from shared.job_status import Move
+from shared.contract.job_view import job_view
+from shared.errors import Conflict, NotFound
+from shared.store.job_record import Job, is_job_id
+from shared.store.job_status import Move
 
 bp = Blueprint("jobs", __name__, url_prefix="/v1/jobs")
 
 
-def job_response(job: Job, created: bool = True):  # type: ignore[no-untyped-def]
+def view(job: Job) -> dict[str, Any]:
+    """The job's public body (shared.contract.job_view) with this API's document store and settings."""
+    return job_view(job, services().documents, services().settings.low_confidence)
+
+
+def job_response(job: Job):  # type: ignore[no-untyped-def]
     """200 with a finished job; 202 with Location for one still to run."""
     if job.finished:
-        return job_view(job), 200
-    return job_view(job), 202, {"Location": f"/v1/jobs/{job.id}"}
+        return view(job), 200
+    return view(job), 202, {"Location": f"/v1/jobs/{job.id}"}
 
 
 def load_job(job_id: str) -> Job:
@@ -37,13 +44,13 @@ def create_job():  # type: ignore[no-untyped-def]
     """Validate, then answer from the cache (200) or queue the job (202)."""
     body = read_json_object(request, services().settings)
     translation = with_glossary(parse_translation_request(body, services().settings), owner_id())
-    job, _ = submit(services(), translation, request.headers.get("Idempotency-Key"), client_id(), owner_id())
+    job = submit(services(), translation, request.headers.get("Idempotency-Key"), client_id(), owner_id())
     return job_response(job)
 
 
 @bp.get("/<job_id>")
 def get_job(job_id: str):  # type: ignore[no-untyped-def]
-    return job_view(load_job(job_id))
+    return view(load_job(job_id))
 
 
 @bp.delete("/<job_id>")
@@ -54,4 +61,4 @@ def cancel_job(job_id: str):  # type: ignore[no-untyped-def]
         raise NotFound(f"no job {job_id}")
     if outcome == Move.REFUSED:
         raise Conflict(f"job {job_id} has already finished")
-    return job_view(load_job(job_id))
+    return view(load_job(job_id))

@@ -9,9 +9,9 @@ from flask import Blueprint, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 
-from api import services
-from api.app_services import Services
-from shared.stats import HISTOGRAMS
+from api.current import services
+from shared.store.backends import Services
+from shared.store.stats import HISTOGRAMS
 
 bp = Blueprint("metrics", __name__)
 

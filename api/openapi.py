@@ -1,4 +1,4 @@
-"""GET /openapi.json, generated from the contract (api.contract), and GET /docs (Swagger UI, served locally).
+"""GET /openapi.json, generated from the contract (shared.contract), and GET /docs (Swagger UI, served locally).
 
 Built with pydantic's own JSON Schema and this short assembler: OpenAPI 3.1's schema dialect is JSON Schema
 2020-12, which is what pydantic writes, so the models' schemas go in as they are; a library (spectree,
@@ -13,11 +13,11 @@ import redis
 from flask import Blueprint, Response, abort, send_from_directory
 from pydantic.json_schema import GenerateJsonSchema, models_json_schema
 
-from api import services
-from api.contract.operations import REQUESTS, VIEWS, paths
-from api.detected_route import AUTO
-from api.routing import Pair
+from api.current import services
 from api.security_headers import page_policy
+from shared.contract.operations import REQUESTS, VIEWS, paths
+from shared.routing.detected_route import AUTO
+from shared.routing.route_table import Pair
 from shared.settings import Settings
 
 bp = Blueprint("openapi", __name__)

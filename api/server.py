@@ -14,7 +14,7 @@ from gunicorn import util
 from gunicorn.workers.base_async import AsyncWorker
 from gunicorn.workers.ggevent import GeventWorker
 
-from shared.error_codes import ErrorCode
+from shared.errors import ErrorCode
 
 
 def write_json_error(sock: Any, status_int: int, reason: str, mesg: str) -> None:

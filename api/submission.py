@@ -9,22 +9,22 @@ import time
 import redis
 from kombu.exceptions import KombuError, OperationalError
 
-from api.app_services import Services
-from api.detected_route import AUTO, choose_route, document_route
-from api.errors import IdempotencyMismatch, Overloaded, StorageQuotaExceeded, Unavailable
-from api.language_detection import Detection
 from api.usage import Charge, charge
 from api.validation import TranslationRequest
-from shared.cache import normalise
 from shared.celery_factory import DOCUMENT_TASK, TRANSLATE_TASK
-from shared.document_store import DocumentRecord
-from shared.glossary import Glossary, cache_namespaces
-from shared.job_record import Job, new_job_id, utc_now
-from shared.job_status import Creation, JobStatus
-from shared.jobs import Created, Idempotency, Usage
-from shared.replication import wait_for_replica
-from shared.routes import Route
-from shared.splitter import join_translations
+from shared.errors import IdempotencyMismatch, Overloaded, StorageQuotaExceeded, Unavailable
+from shared.routing.detected_route import AUTO, choose_route, document_route
+from shared.routing.language_detection import Detection
+from shared.routing.routes import Route
+from shared.store.backends import Services
+from shared.store.document_store import DocumentRecord
+from shared.store.job_record import Job, new_job_id, utc_now
+from shared.store.job_status import Creation, JobStatus
+from shared.store.jobs import Created, Idempotency, Usage
+from shared.store.replication import wait_for_replica
+from shared.store.sentence_cache import normalise
+from shared.text.glossary import Glossary, cache_namespaces
+from shared.text.splitter import join_translations
 
 log = logging.getLogger(__name__)
 _PUBLISH_RETRY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
@@ -36,8 +36,8 @@ def submit(
     idempotency_key: str | None = None,
     client: str = "",
     owner: str = "",
-) -> tuple[Job, bool]:
-    """Store and enqueue a job, or answer it from the cache. Returns (job, created now).
+) -> Job:
+    """Store and enqueue a job, or answer it from the cache; an Idempotency-Key used before answers its job.
 
     `client` scopes the Idempotency-Key; `owner` is stored with the job (only it may read the job)."""
     settings = services.settings
@@ -56,7 +56,7 @@ def submit(
         existing = services.store.get(created.job_id)
         if existing is None:  # expired between the two calls
             raise Unavailable("the job of this Idempotency-Key has just expired; try again", retry_after=1)
-        return existing, False
+        return existing
     if created.outcome == Creation.OVERLOADED:
         raise Overloaded(f"the queue holds {settings.max_queue} or more jobs; try again later", retry_after=5)
     if created.outcome == Creation.OVER_QUOTA:
@@ -74,7 +74,7 @@ def submit(
     except Unavailable:  # the job was taken back
         charged.refund()
         raise
-    return job, True
+    return job
 
 
 def _route(services: Services, request: TranslationRequest) -> tuple[Route | None, Detection | None]:
@@ -117,7 +117,7 @@ def _create(
     client: str,
 ) -> tuple[Created, Charge]:
     """The job stored in one atomic call, finished at once when every sentence is cached; its characters
-    charged to the client's quota first (shared.quota), and refunded when it is not stored after all."""
+    charged to the client's quota first (shared.store.quota), and refunded when it is not stored after all."""
     settings = services.settings
     namespace = services.routes.cache_namespace(route) if route and not request.document else None
     sentences = [normalise(s) for s in request.sentences]

@@ -7,19 +7,19 @@ from datetime import datetime, timezone
 
 from flask import Blueprint, jsonify, request
 
-from api import services
 from api.auth import client_id, owner_id
-from api.contract import ErrorBody, ErrorDetail, LegacyRequest, LegacyTranslation, TranslateRequest, Translations
+from api.current import services
 from api.documents.job_documents import document_info, documents_of
 from api.errors import error_response
 from api.glossaries import with_glossary
-from api.job_view import confidence, job_error
 from api.jobs import job_response
 from api.submission import submit
 from api.validation import parse_translation_request, read_json_object
-from shared.error_codes import ErrorCode, job_failure_status
-from shared.job_record import Job
-from shared.job_status import JobStatus
+from shared.contract import ErrorBody, ErrorDetail, LegacyRequest, LegacyTranslation, TranslateRequest, Translations
+from shared.contract.job_view import confidence, job_error
+from shared.errors import ErrorCode, job_failure_status
+from shared.store.job_record import Job
+from shared.store.job_status import JobStatus
 
 bp = Blueprint("translate", __name__)
 DEFAULT_WAIT = 10.0
@@ -53,7 +53,7 @@ def translate():  # type: ignore[no-untyped-def]
     """Submit and wait up to `timeout` seconds: 200 with translations, else 202 with the job."""
     body = read_json_object(request, services().settings)
     req = with_glossary(parse_translation_request(body, services().settings, TranslateRequest), owner_id())
-    job, _ = submit(services(), req, request.headers.get("Idempotency-Key"), client_id(), owner_id())
+    job = submit(services(), req, request.headers.get("Idempotency-Key"), client_id(), owner_id())
     timeout = req.timeout if req.timeout is not None else min(DEFAULT_WAIT, services().settings.wait_timeout)
     job = wait_for(job, timeout)
     if job.status == JobStatus.SUCCEEDED:
@@ -77,7 +77,7 @@ def legacy_translate():  # type: ignore[no-untyped-def]
     job body (its callers know nothing of jobs): 504 `timeout` names the job to poll."""
     body = read_json_object(request, services().settings)
     req = parse_translation_request(body, services().settings, LegacyRequest)
-    job, _ = submit(services(), req, None, client_id(), owner_id())
+    job = submit(services(), req, None, client_id(), owner_id())
     job = wait_for(job, services().settings.wait_timeout)
     if job.status == JobStatus.SUCCEEDED:
         stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,6 +1,6 @@
 """Characters per API key: GET /v1/usage (the caller's own), and the charge a submission makes first.
 
-What counts and how is in shared.quota: every character a job asks for, cached or not, charged before the
+What counts and how is in shared.store.quota: every character a job asks for, cached or not, charged before the
 job is written and refunded when it is not written after all."""
 
 from __future__ import annotations
@@ -11,12 +11,11 @@ from typing import Any
 
 from flask import Blueprint
 
-from api import services
 from api.auth import client_id
-from api.contract import Usage
-from api.errors import ApiError
-from shared.error_codes import ErrorCode
-from shared.quota import CharacterQuota, PeriodUsage
+from api.current import services
+from shared.contract import Usage
+from shared.errors import ApiError, ErrorCode
+from shared.store.quota import CharacterQuota, PeriodUsage
 
 bp = Blueprint("usage", __name__)
 _ADJECTIVE = {"day": "daily", "month": "monthly"}

@@ -1,4 +1,4 @@
-"""Read request bodies and validate them with the contract's models (api.contract); every message names
+"""Read request bodies and validate them with the contract's models (shared.contract); every message names
 the field at fault."""
 
 from __future__ import annotations
@@ -14,11 +14,18 @@ from flask import Request
 from pydantic import ValidationError as PydanticValidationError
 from werkzeug.exceptions import HTTPException
 
-from api import contract
 from api.documents.job_documents import DocumentUpload, document_upload
-from api.errors import BadRequest, InvalidJson, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, ValidationError
+from shared import contract
+from shared.errors import (
+    BadRequest,
+    InvalidJson,
+    PayloadTooLarge,
+    RequestTimeout,
+    UnsupportedMediaType,
+    ValidationError,
+)
 from shared.settings import Settings
-from shared.splitter import Segment, sentences, split_text
+from shared.text.splitter import Segment, split_texts
 
 
 @dataclass(frozen=True)
@@ -37,7 +44,7 @@ class TranslationRequest:
     document: str = ""  # a document job's layout (JSON, api.documents.job_documents); its texts come from the stage
     filename: str = ""  # an uploaded document's file name
     source: bytes = b""  # a document job's sources, compressed
-    characters: int = 0  # what the client's character quota is charged (shared.quota)
+    characters: int = 0  # what the client's character quota is charged (shared.store.quota)
     glossary: dict[str, str] | None = None  # its terms (a stored glossary's merged in: api.glossaries)
     glossary_id: str | None = None  # the stored glossary it names
     scores: bool = False  # its result carries each sentence's confidence
@@ -170,12 +177,3 @@ def document_request(
         characters=upload.characters,
         **options,
     )
-
-
-def split_texts(texts: list[str], settings: Settings, what: str) -> tuple[list[list[Segment]], list[str]]:
-    """Each text's segments and all the sentences, within TRANSQ_MAX_SENTENCES."""
-    segments = [split_text(text, settings.max_sentence_chars) for text in texts]
-    flat = [s for segs in segments for s in sentences(segs)]
-    if len(flat) > settings.max_sentences:
-        raise ValidationError(f"{what} {len(flat)} sentences; at most {settings.max_sentences} are allowed")
-    return segments, flat

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, render_template
 
-from api import services
+from api.current import services
 
 bp = Blueprint("web", __name__, template_folder="templates", static_folder="static", static_url_path="/static")
 

@@ -10,7 +10,7 @@ import os
 import redis
 from flask import Flask, jsonify, request
 
-from shared.cache import sentence_digest
+from shared.store.sentence_cache import sentence_digest
 
 
 def create_app() -> Flask:

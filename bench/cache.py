@@ -23,12 +23,12 @@ import requests
 from bench.common import arguments, parse, table
 from devstack.processes import ApiProcess
 from devstack.redis_server import RedisServer
-from shared.cache import SentenceCache
-from shared.keys import Keys
-from shared.redis_client import cache_redis
-from shared.routes import route_for
+from shared.routing.routes import route_for
 from shared.settings import Settings
-from shared.workers import WorkerRegistry
+from shared.store.keys import Keys
+from shared.store.redis_client import cache_redis
+from shared.store.sentence_cache import SentenceCache
+from shared.store.workers import WorkerRegistry
 
 log = logging.getLogger("bench.cache")
 SENTENCES = ["今天天气很好。", "明天可能会下雨，记得带伞。", "谢谢你的帮助！"]

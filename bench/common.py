@@ -9,9 +9,9 @@ import os
 import statistics
 from pathlib import Path
 
-from shared.cache import normalise
 from shared.settings import Settings
-from shared.splitter import sentences, split_text
+from shared.store.sentence_cache import normalise
+from shared.text.splitter import sentences, split_text
 
 CACHE_DIR = Path(__file__).resolve().parents[1] / ".bench-cache"
 log = logging.getLogger("bench")
@@ -61,7 +61,7 @@ def opus_shaped_model(workload: list[str]) -> Path:
     """A model of the exact opus-mt-zh-en shape with random weights, built once and cached."""
     folder = CACHE_DIR / "opus-mt-zh-en-shape"
     if not (folder / "config.json").exists():
-        from worker.model.offline_model import make_test_model
+        from worker.translation.model.offline_model import make_test_model
 
         log.info("building the opus-mt-zh-en-shaped model in %s (once)", folder)
         make_test_model(folder, shape="opus", zh_lines=workload)

@@ -1,6 +1,6 @@
 """What a sentence's confidence costs: transq's engine decoding the same batches with and without `scores`
-(worker.model.confidence), interleaved pass by pass in one run (the order alternating), best pass of each kept. The worker always asks
-for scores (worker.scheduling.batch_runner), so this is the whole cost of the feature.
+(worker.translation.model.confidence), interleaved pass by pass in one run (the order alternating), best pass of each kept. The worker always asks
+for scores (worker.translation.round.batch_runner), so this is the whole cost of the feature.
 
     python -m bench.confidence [WORKLOAD] [--models copy,opus] [--beams 1,4] [--sentences 32] [--passes 5]
 
@@ -25,8 +25,8 @@ log = logging.getLogger("bench.confidence")
 
 def engine_for(name: str, workload: list[str], beams: int):  # type: ignore[no-untyped-def]
     from shared.settings import Settings
-    from worker.model.engine import TranslationEngine
-    from worker.model.offline_model import make_test_model
+    from worker.translation.model.engine import TranslationEngine
+    from worker.translation.model.offline_model import make_test_model
 
     if name == "copy":
         folder = make_test_model(Path(tempfile.mkdtemp(prefix="transq-copy-")) / "tiny")

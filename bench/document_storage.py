@@ -25,8 +25,10 @@ from tests.stack import ROOT, stack_settings
 
 
 def _documents() -> dict[str, tuple[str, bytes]]:
-    """Documents of 2,000 sentences drawn (seeded) from the characters of worker/model/data/corpus.zh.txt."""
-    alphabet = sorted(set((ROOT / "worker" / "data" / "corpus.zh.txt").read_text()) - set("\n 。"))
+    """Documents of 2,000 sentences drawn (seeded) from the characters of worker/translation/model/data/corpus.zh.txt."""
+    alphabet = sorted(
+        set((ROOT / "worker" / "translation" / "model" / "data" / "corpus.zh.txt").read_text()) - set("\n 。")
+    )
     rng = random.Random(0)
     lines = ["".join(rng.choices(alphabet, k=rng.randint(8, 40))) + "。" for _ in range(2000)]
     cues = "".join(f"{i + 1}\n00:00:{i % 60:02d},000 --> 00:00:{i % 60:02d},900\n{t}\n\n" for i, t in enumerate(lines))

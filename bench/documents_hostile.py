@@ -1,4 +1,4 @@
-"""Cost of hostile documents: each case of bench.hostile_documents parsed (api.documents.formats.prepare) and
+"""Cost of hostile documents: each case of bench.hostile_documents parsed (worker.documents.formats.prepare) and
 rendered back (its units as their own translations) in a fresh process with a CPU-time and address-space
 limit, against a benign document of the same format and size in the same run.
 
@@ -25,7 +25,7 @@ from bench.hostile_documents import MIB, Case, cases
 _CHILD = """
 import json, resource, sys, time
 from pathlib import Path
-from api.documents.formats import DocumentError, prepare
+from worker.documents.formats import DocumentError, prepare
 
 def rss(field):
     for line in Path("/proc/self/status").read_text().splitlines():

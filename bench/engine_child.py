@@ -2,7 +2,7 @@
 
 python -m bench.engine_child ENGINE MODEL JOB_JSON
 
-ENGINE: transq (worker.model.engine.TranslationEngine, int8, as the worker runs it), generate (transformers'
+ENGINE: transq (worker.translation.model.engine.TranslationEngine, int8, as the worker runs it), generate (transformers'
 generate() on the same int8 model, batched the same way) or ctranslate2 (the model converted to
 CTranslate2, int8). JOB_JSON holds the sentences (and, for CTranslate2, their source pieces), the beam
 size, the output token bounds, the batch size and the number of passes (the best is kept).
@@ -20,8 +20,8 @@ from bench.common import peak_rss_mb
 
 def run_transq(model: str, job: dict, use_generate: bool) -> tuple[float, list[int], dict]:
     from shared.settings import Settings
-    from worker.model.batching import plan_batches
-    from worker.model.engine import TranslationEngine
+    from worker.translation.model.batching import plan_batches
+    from worker.translation.model.engine import TranslationEngine
 
     settings = Settings(
         output_guard=False,

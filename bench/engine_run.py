@@ -30,8 +30,8 @@ def main() -> None:
     args = parser.parse_args()
 
     from shared.settings import Settings
-    from worker.model.batching import plan_batches
-    from worker.model.engine import TranslationEngine
+    from worker.translation.model.batching import plan_batches
+    from worker.translation.model.engine import TranslationEngine
 
     min_tokens = args.tokens if args.min_tokens < 0 else args.min_tokens
     sentences = json.loads(open(args.sentences, encoding="utf-8").read())

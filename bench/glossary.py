@@ -3,7 +3,7 @@
 Requests of a few sentences drawn (seeded) from a small set of distinct sentences, so sentences repeat, half of
 the requests with a glossary whose terms match some of them, run against a private Redis cache and the shipped
 copy model (int8, as a worker runs it). A sentence no term matches always uses the plain cache. A sentence a
-term matches is, under `keyed`, looked up and stored in the glossary's own namespace (shared.cache.
+term matches is, under `keyed`, looked up and stored in the glossary's own namespace (shared.store.sentence_cache.
 glossary_namespace), under `bypass`, always translated. Two workloads: one glossary shared by every request
 that has one (a stored glossary), and a new glossary per request (the worst case for keying: its entries are
 never read again). The baseline of the same run: the same requests without any glossary. One torch thread.
@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 
 from bench.common import arguments, load_workload, machine, parse, percentile, table
 from devstack.redis_server import RedisServer
-from shared.cache import SentenceCache, glossary_namespace
-from shared.glossary import Glossary
-from shared.keys import Keys
-from shared.redis_client import cache_redis
 from shared.settings import Settings
-from shared.term_protection import translate_with_glossary
-from worker.model.offline_model import COPY_MODEL, DATA
+from shared.store.keys import Keys
+from shared.store.redis_client import cache_redis
+from shared.store.sentence_cache import SentenceCache, glossary_namespace
+from shared.text.glossary import Glossary
+from shared.text.term_protection import translate_with_glossary
+from worker.translation.model.offline_model import COPY_MODEL, DATA
 
 log = logging.getLogger("bench.glossary")
 NAMESPACE = "bench"
@@ -58,7 +58,7 @@ def glossary_terms(sentences: list[str], count: int) -> dict[str, str]:
 
 def serve(cache, engine, requests_, strategy: str) -> Tally:
     """Answer each request as the worker would: the cache, then the model for the misses, then store them."""
-    from worker.model.text_batches import translate_texts
+    from worker.translation.model.text_batches import translate_texts
 
     tally = Tally()
 
@@ -99,7 +99,7 @@ def main() -> None:
     parser.add_argument("--terms", type=int, default=12, help="terms of each glossary")
     parser.add_argument("--rounds", type=int, default=3, help="runs of each row, alternating; medians shown")
     args = parse(parser)
-    from worker.model.engine import TranslationEngine
+    from worker.translation.model.engine import TranslationEngine
 
     distinct = load_workload(args.workload or str(DATA / "zh_sentences.txt"), args.distinct)
     terms = glossary_terms(distinct, args.terms)

@@ -1,11 +1,11 @@
 """Language identification on short texts: accuracy per language, per kind (mixed: Chinese or Japanese
 with English words, English with Chinese words) and per length, and time per text, of the offline
 libraries in bench.language_detectors, against counting scripts (the floor) and transq's own detection
-(api.language_detection: the chosen library, with its mapping to the pairs' codes), in one run.
+(shared.routing.language_detection: the chosen library, with its mapping to the pairs' codes), in one run.
 
     python -m bench.language_detection [--data bench/data/language_detection.tsv] [--repeat 3]
 
-The set: bench/data/language_detection.tsv (Chinese and English sentences of worker/model/data, Chinese
+The set: bench/data/language_detection.tsv (Chinese and English sentences of worker/translation/model/data, Chinese
 technical prose of bench/data/zh_sentences.txt, and Japanese, very short, mixed and other-language texts
 written for it). A wrong answer is any code other than the label's, an empty one (no answer) included.
 """
@@ -99,7 +99,7 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     samples = load(args.data)
     candidates = dict(CANDIDATES)
-    candidates["transq (api.language_detection)"] = _transq
+    candidates["transq (shared.routing.language_detection)"] = _transq
     outcomes: dict[str, Outcome] = {}
     for name, make in candidates.items():
         try:
@@ -126,7 +126,7 @@ def main() -> None:
 
 
 def _transq() -> Detect:
-    from api.language_detection import detect
+    from shared.routing.language_detection import detect
 
     return lambda text: (lambda d: (d.language, d.confidence))(detect(text))
 

@@ -93,7 +93,7 @@ def main() -> None:
     parent_rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, preload in (
-            ("parent imports torch (before)", "worker.model.engine"),
+            ("parent imports torch (before)", "worker.translation.model.engine"),
             ("parent without torch (now)", ""),
         ):
             _, peak, parent = measure(model, sentences, "int8", 1, args.tokens, Path(tmp), preload=preload)

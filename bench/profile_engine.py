@@ -2,7 +2,7 @@
 cross-attention projections, feed-forward, layer norms, output projection, and the rest of a step: the
 attention itself, cache writes, residual additions, Python), the cross-attention keys and values (once per
 batch), and the decoding loop's top-k/beam bookkeeping. Timed by forward hooks on the int8 model and a
-timer around worker.model.fused_decoder's step, realistic workload.
+timer around worker.translation.model.fused_decoder's step, realistic workload.
 
     python -m bench.profile_engine [WORKLOAD] [--beams 1,4] [--sentences 32] [--full-vocabulary] [--threads 1]
 """
@@ -18,8 +18,8 @@ from pathlib import Path
 from bench.common import load_workload, machine, table
 from bench.engines import BATCH, DEFAULT_WORKLOAD, cpu_flags
 from bench.realistic_model import MAX_NEW_TOKENS, realistic_model
-from worker.model.fused_decoder import FusedSteps
-from worker.model.fused_projections import fused_qkv
+from worker.translation.model.fused_decoder import FusedSteps
+from worker.translation.model.fused_projections import fused_qkv
 
 log = logging.getLogger("bench.profile_engine")
 
@@ -46,8 +46,8 @@ def profile(
     folder: Path, sentences: list[str], beams: int, target_vocabulary: bool, threads: int
 ) -> tuple[dict, float, int]:
     from shared.settings import Settings
-    from worker.model.batching import plan_batches
-    from worker.model.engine import TranslationEngine
+    from worker.translation.model.batching import plan_batches
+    from worker.translation.model.engine import TranslationEngine
 
     engine = TranslationEngine(
         Settings(
@@ -66,7 +66,7 @@ def profile(
     decoder = model.get_decoder()
     timers.watch(decoder.embed_tokens, "embeddings")
     for layer in decoder.layers:
-        qkv = fused_qkv(layer.self_attn)  # int8: the three as one product (worker.model.fused_projections)
+        qkv = fused_qkv(layer.self_attn)  # int8: the three as one product (worker.translation.model.fused_projections)
         projections = [layer.self_attn.q_proj, layer.self_attn.k_proj, layer.self_attn.v_proj] if qkv is None else [qkv]
         for part in (*projections, layer.self_attn.out_proj):
             timers.watch(part, "self-attention projections")
@@ -94,7 +94,9 @@ def profile(
     engine.translate_ids(ids[:2])
     timers.seconds.clear()
     if not FusedSteps.fits(model):
-        raise SystemExit("this profile times worker.model.fused_decoder's steps; the model does not use them")
+        raise SystemExit(
+            "this profile times worker.translation.model.fused_decoder's steps; the model does not use them"
+        )
     before = engine.tokens_generated
     started = time.perf_counter()
     for batch in batches:

@@ -78,7 +78,7 @@ def realistic_model(workload: list[str]) -> Path:
     import torch
     from transformers import AutoTokenizer, MarianMTModel
 
-    from worker.model.offline_model import make_test_model
+    from worker.translation.model.offline_model import make_test_model
 
     log.info("building the realistic opus-mt-zh-en-shaped model in %s (once, 5-15 minutes)", folder)
     make_test_model(folder, shape="opus", zh_lines=workload, behaviour="random", target_words=32000)
@@ -133,10 +133,10 @@ def end_row(states, best, source: list[int]):  # type: ignore[no-untyped-def]
 def banned_pass(model, tokenizer, sentences: list[str]):  # type: ignore[no-untyped-def]
     """A greedy pass with the end token banned, MAX_NEW_TOKENS steps: the tokens chosen, and per sentence
     and step the end token's margin (best other logit - end logit). The steps are the engine's
-    (worker.model.fused_decoder: the same logits as generate()'s, faster)."""
+    (worker.translation.model.fused_decoder: the same logits as generate()'s, faster)."""
     import torch
 
-    from worker.model.fused_decoder import FusedSteps
+    from worker.translation.model.fused_decoder import FusedSteps
 
     config = model.generation_config
     eos, pad = config.eos_token_id, config.pad_token_id

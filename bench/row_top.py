@@ -1,4 +1,4 @@
-"""torch's argmax against worker.model.row_top.argmax_rows, on the score matrices the decoding loop makes.
+"""torch's argmax against worker.translation.model.row_top.argmax_rows, on the score matrices the decoding loop makes.
 
     python -m bench.row_top [--threads 2] [--repeats 200]
 
@@ -14,7 +14,7 @@ import torch
 
 from bench.common import arguments, machine, parse, table
 from bench.engines import cpu_flags
-from worker.model.row_top import argmax_rows
+from worker.translation.model.row_top import argmax_rows
 
 
 def best_microseconds(call, repeats: int) -> float:  # type: ignore[no-untyped-def]

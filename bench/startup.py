@@ -82,7 +82,9 @@ def dev_main(repeat: int, rebuild: bool) -> None:
     ]
     if rebuild:  # what the first `transq dev` did before the model shipped: build it (once)
         with tempfile.TemporaryDirectory() as tmp:
-            built.append(seconds_to_run([sys.executable, "-m", "worker.model.offline_model", tmp + "/m", "--train"]))
+            built.append(
+                seconds_to_run([sys.executable, "-m", "worker.translation.model.offline_model", tmp + "/m", "--train"])
+            )
         rows.append(["old first start: building the copy model (--train), once", built[0], built[0]])
     print(f"\nthe shipped offline test model, {repeat} runs each; {machine()}\n")
     print(table(["what", "best s", "median s"], rows))

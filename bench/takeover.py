@@ -5,7 +5,7 @@ job on the same two workers with no kill (the baseline, in the same run).
 
     python -m bench.takeover [--sentences 228] [--kill-at 108] [--leases 15,3] [--heartbeats 5,0.5]
 
-The tiny offline test model (worker.model.offline_model), outputs forced to --tokens tokens and batches of
+The tiny offline test model (worker.translation.model.offline_model), outputs forced to --tokens tokens and batches of
 --batch sentences so that a job lasts some seconds: the takeover depends on the lease, the heartbeat and
 the broker, not on the model.
 """
@@ -24,8 +24,8 @@ import redis
 from bench.common import CACHE_DIR, arguments, machine, parse, table
 from devstack.processes import ApiProcess, WorkerProcess
 from devstack.redis_server import RedisServer
-from shared.keys import Keys
 from shared.settings import Settings
+from shared.store.keys import Keys
 from transq_cli.client import TransqClient
 
 log = logging.getLogger("bench.takeover")
@@ -34,7 +34,7 @@ log = logging.getLogger("bench.takeover")
 def tiny_model() -> Path:
     folder = CACHE_DIR / "tiny-test-model"
     if not (folder / "config.json").exists():
-        from worker.model.offline_model import make_test_model
+        from worker.translation.model.offline_model import make_test_model
 
         log.info("building the tiny test model in %s (once)", folder)
         make_test_model(folder)

@@ -11,9 +11,9 @@ import argparse
 import json
 import time
 
-from api.errors import ValidationError
 from api.validation import parse_translation_request
 from bench.common import machine, table
+from shared.errors import ValidationError
 from shared.settings import Settings
 
 MIB = 1 << 20

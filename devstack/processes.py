@@ -18,9 +18,9 @@ import psutil
 import requests
 
 from devstack.redis_server import free_port, stop_process
-from shared.keys import Keys
-from shared.redis_client import broker_redis
 from shared.settings import Settings
+from shared.store.keys import Keys
+from shared.store.redis_client import broker_redis
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,9 +43,9 @@ def _env(settings: Settings) -> dict[str, str]:
 
 
 class WorkerProcess:
-    """`celery -A worker.scheduling.celery_main worker --concurrency 1`, as production runs it."""
+    """`celery -A worker.translation.celery_main worker --concurrency 1`, as production runs it."""
 
-    celery_app = "worker.scheduling.celery_main"  # what `celery -A` loads
+    celery_app = "worker.translation.celery_main"  # what `celery -A` loads
 
     def __init__(
         self,
@@ -62,7 +62,7 @@ class WorkerProcess:
         self.log_path = log_path
         self.name = name
         self.preload = preload  # modules the parent imports before Celery starts (bench.memory's baseline)
-        self.container_command = container_command  # run the image's command (worker.scheduling.launch) instead
+        self.container_command = container_command  # run the image's command (worker.translation.launch) instead
         self.quiet = quiet  # a console's worker (transq dev): no Celery banner, no warning about running as root
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -77,7 +77,7 @@ class WorkerProcess:
 
     def _command(self) -> list[str]:
         if self.container_command:
-            return [sys.executable, "-m", "worker.scheduling.launch"]  # it leaves out gossip and mingle itself
+            return [sys.executable, "-m", "worker.translation"]  # it leaves out gossip and mingle itself
         launcher = ["-m", "celery"]
         if self.preload:
             launcher = [
@@ -176,9 +176,9 @@ class WorkerProcess:
 
 
 class DocumentStageProcess(WorkerProcess):
-    """`celery -A api.documents.stage worker --concurrency 1`: parses and renders documents (no model)."""
+    """`celery -A worker.documents.stage worker --concurrency 1`: parses and renders documents (no model)."""
 
-    celery_app = "api.documents.stage"
+    celery_app = "worker.documents.stage"
 
     def is_ready(self) -> bool:
         """Whether its pool process is ready: it has set its own address-space limit (whatever the log level)."""

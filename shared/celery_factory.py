@@ -6,13 +6,13 @@ from urllib.parse import urlsplit
 
 from celery import Celery
 
-from shared.keys import Keys
-from shared.redis_client import celery_tls_options, sentinel_addresses, uses_tls
-from shared.routes import route_for
+from shared.routing.routes import route_for
 from shared.settings import Settings
+from shared.store.keys import Keys
+from shared.store.redis_client import celery_tls_options, sentinel_addresses, uses_tls
 
 TRANSLATE_TASK = "transq.translate_job"
-DOCUMENT_TASK = "transq.document_job"  # parse or render a document job (api.documents.stage)
+DOCUMENT_TASK = "transq.document_job"  # parse or render a document job (worker.documents.stage)
 
 
 def make_celery(settings: Settings, name: str = "transq") -> Celery:

@@ -1,5 +1,5 @@
 """Reading settings from the environment: secrets from files, values parsed by their field's type, and
-the README's table of every setting (`python -m shared.settings_env`)."""
+the manual's table of every setting (`transq settings`)."""
 
 from __future__ import annotations
 
@@ -58,18 +58,10 @@ def format_value(value: Any) -> str:
     return str(value)
 
 
-def settings_table() -> str:
-    """The Markdown table of every setting, for the README."""
-    from shared.settings import Settings
-
+def settings_table(cls: type) -> str:
+    """The Markdown table of every setting of `cls` (Settings), for the manual: `transq settings`."""
     rows = ["| variable | default | meaning |", "|---|---|---|"]
-    for f in dataclasses.fields(Settings):
+    for f in dataclasses.fields(cls):
         default = format_value(f.default)
         rows.append(f"| `TRANSQ_{f.name.upper()}` | `{default}` | {f.metadata['help']} |")
     return "\n".join(rows)
-
-
-if __name__ == "__main__":
-    import sys
-
-    sys.stdout.write(settings_table() + "\n")

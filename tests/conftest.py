@@ -11,8 +11,8 @@ import pytest
 import redis
 
 from devstack.redis_server import RedisServer
-from shared.keys import Keys
-from shared.routes import route_for
+from shared.routing.routes import route_for
+from shared.store.keys import Keys
 from tests.stack import ApiProcess, DocumentStageProcess, WorkerProcess, stack_settings
 from transq_cli.client import TransqClient
 
@@ -20,7 +20,7 @@ from transq_cli.client import TransqClient
 @pytest.fixture(scope="session")
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny MarianMT model with real sentencepiece tokenizers, built offline once per run."""
-    from worker.model.offline_model import make_test_model
+    from worker.translation.model.offline_model import make_test_model
 
     return make_test_model(tmp_path_factory.mktemp("model") / "tiny")
 

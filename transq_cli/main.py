@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         command = [
             sys.executable,
             "-m",
-            "worker.model.offline_model",
+            "worker.translation.model.offline_model",
             args.folder,
             "--shape",
             args.shape,
@@ -98,9 +98,10 @@ def main(argv: list[str] | None = None) -> int:
         ]
         return subprocess.run(command, check=False).returncode
     if args.command == "settings":
+        from shared.settings import Settings
         from shared.settings_env import settings_table
 
-        sys.stdout.write(settings_table() + "\n")
+        sys.stdout.write(settings_table(Settings) + "\n")
         return 0
     if args.command == "dev":
         return run_dev(args.port, args.model, args.redis_port, args.test_model)
@@ -154,7 +155,7 @@ def _port_free(port: int) -> bool:
 def test_model_folder() -> Path:
     """The offline test model (zh-en, it copies its input): the files that ship with transq, found without
     importing the worker (the CLI never imports it, nor torch)."""
-    spec = importlib.util.find_spec("worker.model")  # imports worker/__init__.py only: no torch
+    spec = importlib.util.find_spec("worker.translation.model")  # imports worker/__init__.py only: no torch
     if spec is None or not spec.submodule_search_locations:
         raise RuntimeError("the worker package is not installed: pip install -e '.[worker]'")
     return Path(list(spec.submodule_search_locations)[0]) / "data" / "copy-model"

@@ -8,19 +8,26 @@ from pathlib import PurePosixPath
 from flask import Blueprint, Response, request
 from werkzeug.formparser import parse_form_data
 
-from api import services
 from api.auth import client_id, owner_id
-from api.contract import FORM_FIELDS_BYTES, DocumentOptions
+from api.current import services
 from api.documents.download_names import content_disposition, download_name
-from api.documents.formats import EXTENSIONS, FILE_EXTENSIONS, FORMATS, MEDIA_TYPES, DocumentError, decode_text
-from api.documents.job_documents import InvalidDocument, document_info, document_upload, documents_of
-from api.errors import BadRequest, Conflict, NotFound, PayloadTooLarge, UnsupportedMediaType, ValidationError
+from api.documents.job_documents import document_info, document_upload, documents_of
 from api.glossaries import with_glossary
-from api.job_view import job_view
-from api.jobs import load_job
+from api.jobs import job_response, load_job
 from api.submission import submit
 from api.validation import document_request, parse_document_options, read_body
-from shared.job_status import JobStatus
+from shared.contract import FORM_FIELDS_BYTES, DocumentOptions
+from shared.document_formats import EXTENSIONS, FILE_EXTENSIONS, FORMATS, MEDIA_TYPES, DocumentError, decode_text
+from shared.errors import (
+    BadRequest,
+    Conflict,
+    InvalidDocument,
+    NotFound,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+    ValidationError,
+)
+from shared.store.job_status import JobStatus
 
 bp = Blueprint("documents", __name__)
 _BY_MEDIA_TYPE = {
@@ -59,10 +66,8 @@ def upload_document():  # type: ignore[no-untyped-def]
     upload = document_upload([source], fmt, settings.max_sentence_chars, filename)  # type: ignore[list-item]
     options = parse_document_options(fields, settings)
     translation = with_glossary(document_request(upload, fmt, options, filename or ""), owner_id())
-    job, _ = submit(services(), translation, request.headers.get("Idempotency-Key"), client_id(), owner_id())
-    if job.finished:
-        return job_view(job), 200
-    return job_view(job), 202, {"Location": f"/v1/jobs/{job.id}"}
+    job = submit(services(), translation, request.headers.get("Idempotency-Key"), client_id(), owner_id())
+    return job_response(job)
 
 
 def _file_of(raw: bytes) -> tuple[dict[str, str], bytes, str | None, str]:

@@ -1,7 +1,7 @@
 """Jobs that translate documents: what the API stores of an upload, and the translated documents read back.
 
-The API never parses or renders a document: it stores the source compressed (shared.document_store) and
-the document stage (api.documents.stage, its own memory- and time-limited process) parses it into the
+The API never parses or renders a document: it stores the source compressed (shared.store.document_store) and
+the document stage (worker.documents.stage, its own memory- and time-limited process) parses it into the
 job's texts (the document's units) and, once they are translated, renders and stores the translated
 documents, which the API only reads.
 """
@@ -12,16 +12,11 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from api import services
-from api.errors import ApiError, NotFound
-from api.job_view import download_url
-from shared.document_store import pack_documents
-from shared.error_codes import ErrorCode
-from shared.job_record import Job
-
-
-class InvalidDocument(ApiError):
-    code = ErrorCode.INVALID_DOCUMENT
+from api.current import services
+from shared.contract.job_view import download_url
+from shared.errors import InvalidDocument, NotFound
+from shared.store.document_store import pack_documents
+from shared.store.job_record import Job
 
 
 @dataclass(frozen=True)

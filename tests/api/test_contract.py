@@ -3,9 +3,9 @@ the first one found; what passes is normalised (languages lower case, null as le
 
 import pytest
 
-from api import contract
-from api.errors import ValidationError
 from api.validation import validated
+from shared import contract
+from shared.errors import ValidationError
 from shared.settings import Settings
 
 SETTINGS = Settings(max_texts=3, wait_timeout=30)

@@ -6,9 +6,9 @@ import json
 
 import redis
 
-from shared.keys import Keys
-from shared.routes import Route
-from shared.workers import WorkerRegistry
+from shared.routing.routes import Route
+from shared.store.keys import Keys
+from shared.store.workers import WorkerRegistry
 
 
 def serve_en_zh(redis_url: str) -> None:

@@ -1,5 +1,5 @@
 """POST /v1/detect through a real API process (gunicorn, a private Redis), and the route a detected
-language chooses among several served pairs (api.detected_route, on real worker heartbeats)."""
+language chooses among several served pairs (shared.routing.detected_route, on real worker heartbeats)."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ import pytest
 import redis
 import requests
 
-from api.detected_route import choose_route, detected_route, document_route, overall
-from api.errors import UnsupportedLanguagePair, ValidationError
-from api.language_detection import Detection, detect
-from api.routing import RouteTable
 from devstack.redis_server import RedisServer
-from shared.keys import Keys
-from shared.routes import Route
-from shared.workers import WorkerRegistry
+from shared.errors import UnsupportedLanguagePair, ValidationError
+from shared.routing.detected_route import choose_route, detected_route, document_route, overall
+from shared.routing.language_detection import Detection, detect
+from shared.routing.route_table import RouteTable
+from shared.routing.routes import Route
+from shared.store.keys import Keys
+from shared.store.workers import WorkerRegistry
 from tests.stack import ApiProcess, stack_settings
 
 pytestmark = pytest.mark.slow

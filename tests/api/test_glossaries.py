@@ -128,10 +128,10 @@ def test_the_count_per_key_holds_under_concurrent_creations(api, clean):
 
 def test_a_request_glossary_adds_its_terms_to_the_stored_one_of_its_key(make_app):
     from api.auth import key_digest
-    from api.contract import JobRequest
-    from api.errors import NotFound, ValidationError
     from api.glossaries import with_glossary
     from api.validation import parse_translation_request
+    from shared.contract import JobRequest
+    from shared.errors import NotFound, ValidationError
 
     app = make_app(api_keys="alice-key,bob-key", glossary_max_terms=3)
     settings = app.extensions["transq"].settings

@@ -12,7 +12,7 @@ def test_api_does_not_import_torch_or_transformers():
         import sys, time
         started = time.perf_counter()
         from api import create_app
-        from api.documents.stage import create_stage
+        from worker.documents.stage import create_stage
         create_stage()  # the document stage's Celery app: no model either
         app = create_app()
         for rule in app.url_map.iter_rules():

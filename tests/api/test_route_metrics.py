@@ -3,9 +3,9 @@ metrics-api trigger reads them (Prometheus text, a metric selected by its route 
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from shared.keys import Keys
-from shared.routes import route_for
-from shared.workers import WorkerRegistry
+from shared.routing.routes import route_for
+from shared.store.keys import Keys
+from shared.store.workers import WorkerRegistry
 from tests.stack import stack_settings
 
 

@@ -1,15 +1,15 @@
 """RouteTable against a real Redis: which route serves a request's pair, from the routes and heartbeats
-workers publish in the registry (shared.workers) and the API's own model."""
+workers publish in the registry (shared.store.workers) and the API's own model."""
 
 import time
 
 import pytest
 
-from api.errors import UnsupportedLanguagePair
-from api.routing import REFRESH_SECONDS, RouteTable
-from shared.keys import Keys
-from shared.routes import Route
-from shared.workers import WorkerRegistry
+from shared.errors import UnsupportedLanguagePair
+from shared.routing.route_table import REFRESH_SECONDS, RouteTable
+from shared.routing.routes import Route
+from shared.store.keys import Keys
+from shared.store.workers import WorkerRegistry
 
 OWN = Route("zh-en-own0000000", "/models/zh-en", "zh", "en")  # the API's configured model
 OTHER_ZH_EN = Route("zh-en-beams00000", "/models/zh-en", "zh", "en")  # the same model, other settings

@@ -5,14 +5,14 @@ import dataclasses
 
 import pytest
 
-from api.app_services import Services
-from api.errors import IdempotencyMismatch, Overloaded, StorageQuotaExceeded, Unavailable
 from api.submission import submit
 from api.validation import parse_translation_request
-from shared.cache import normalise
 from shared.celery_factory import make_celery
-from shared.job_status import JobStatus
-from shared.routes import route_for
+from shared.errors import IdempotencyMismatch, Overloaded, StorageQuotaExceeded, Unavailable
+from shared.routing.routes import route_for
+from shared.store.backends import Services
+from shared.store.job_status import JobStatus
+from shared.store.sentence_cache import normalise
 from tests.stack import stack_settings
 
 
@@ -22,7 +22,7 @@ def settings(redis_server, tmp_path):
 
 
 def services_with(settings, **overrides):
-    return Services(dataclasses.replace(settings, **overrides))
+    return Services.start(dataclasses.replace(settings, **overrides))
 
 
 def request(settings, **body):
@@ -34,9 +34,9 @@ def queued_messages(services) -> int:
 
 
 def test_a_job_is_stored_queued_and_its_message_sent_to_its_route(settings):
-    services = Services(settings)
-    job, created = submit(services, request(settings, texts=["你好。再见。", "谢谢。"]), owner="someone")
-    assert created and job.status == JobStatus.QUEUED
+    services = Services.start(settings)
+    job = submit(services, request(settings, texts=["你好。再见。", "谢谢。"]), owner="someone")
+    assert job.status == JobStatus.QUEUED
     stored = services.store.get(job.id)
     assert stored.status == JobStatus.QUEUED and stored.texts == ["你好。再见。", "谢谢。"]
     assert (stored.sentences_total, stored.sentences_done, stored.owner) == (3, 0, "someone")
@@ -46,26 +46,26 @@ def test_a_job_is_stored_queued_and_its_message_sent_to_its_route(settings):
 
 
 def test_a_job_whose_every_sentence_is_cached_succeeds_at_once_and_sends_nothing(settings):
-    services = Services(settings)
+    services = Services.start(settings)
     route = route_for(settings)
     services.registry.beat("w1", {}, route, "ns")  # a worker publishes its cache namespace
     services.cache.put_many("ns", {normalise("你好。"): "Hello.", normalise("再见。"): "Goodbye."})
-    job, created = submit(services, request(settings, text="你好。再见。"))
-    assert created and job.status == JobStatus.SUCCEEDED and job.result == ["Hello. Goodbye."]
+    job = submit(services, request(settings, text="你好。再见。"))
+    assert job.status == JobStatus.SUCCEEDED and job.result == ["Hello. Goodbye."]
     stored = services.store.get(job.id)
     assert stored.status == JobStatus.SUCCEEDED and stored.texts == [] and stored.cached_sentences == 2
     assert queued_messages(services) == 0
     assert services.stats.read()[0]["jobs_answered_from_cache"] == 1
-    half, _ = submit(services, request(settings, text="你好。新的。"))
+    half = submit(services, request(settings, text="你好。新的。"))
     assert half.status == JobStatus.QUEUED and half.sentences_done == half.cached_sentences == 1
 
 
 def test_an_idempotency_key_names_one_job_per_client_and_one_request(settings):
-    services = Services(settings)
-    first, created = submit(services, request(settings, text="幂等。"), "key-1", client="a")
-    again, created_again = submit(services, request(settings, texts=["幂等。"], source_lang="ZH"), "key-1", client="a")
-    assert created and not created_again and again.id == first.id  # `text` and a one-item `texts` are one request
-    other_client, _ = submit(services, request(settings, text="幂等。"), "key-1", client="b")
+    services = Services.start(settings)
+    first = submit(services, request(settings, text="幂等。"), "key-1", client="a")
+    again = submit(services, request(settings, texts=["幂等。"], source_lang="ZH"), "key-1", client="a")
+    assert again.id == first.id  # `text` and a one-item `texts` are one request (no second message, below)
+    other_client = submit(services, request(settings, text="幂等。"), "key-1", client="b")
     assert other_client.id != first.id
     with pytest.raises(IdempotencyMismatch):
         submit(services, request(settings, text="别的。"), "key-1", client="a")
@@ -92,7 +92,7 @@ def test_a_client_over_its_storage_quota_is_refused_naming_the_setting(settings)
 
 def test_a_message_the_broker_refuses_takes_the_job_and_its_key_back(settings):
     dead_broker = make_celery(dataclasses.replace(settings, redis_url="redis://127.0.0.1:1/0"))
-    services = Services(settings, celery=dead_broker)
+    services = Services.start(settings, celery=dead_broker)
     with pytest.raises(Unavailable) as refused:
         submit(services, request(settings, text="发不出去。"), "key-2", client="a")
     assert refused.value.retry_after == 5

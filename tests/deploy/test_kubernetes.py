@@ -15,9 +15,9 @@ import jsonschema
 import pytest
 import yaml
 
-from shared.keys import Keys
-from shared.routes import route_for
+from shared.routing.routes import route_for
 from shared.settings import Settings
+from shared.store.keys import Keys
 from tests.deploy.conftest import KUBE, OVERLAYS, SETTINGS, by_name, environment, of_kind, render, tool
 
 
@@ -158,7 +158,7 @@ def test_probes_resources_security_and_disruption_budgets(rendered):
         pod = deployment["spec"]["template"]["spec"]
         (container,) = pod["containers"]
         for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
-            assert container[probe]["exec"]["command"] == ["python3", "-m", "worker.scheduling.healthcheck"]
+            assert container[probe]["exec"]["command"] == ["python3", "-m", "worker.translation.liveness.healthcheck"]
         # README "Memory sizing" for opus-mt, int8: (peak + 128 MiB headroom) x 1.25 = 1024 MiB at beam 1, 1152 at 4
         beams = Settings.from_env(environment(docs, container)).num_beams
         assert beams in (1, 4)

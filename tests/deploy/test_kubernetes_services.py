@@ -15,6 +15,7 @@ import yaml
 from devstack.redis_server import free_port, redis_server_binary, stop_process
 from shared.settings import Settings
 from tests.deploy.conftest import ROOT, by_name, environment, expand, render
+from tests.deploy.test_kubernetes import workers
 
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 
@@ -30,9 +31,9 @@ def compose_document_command() -> list[str]:
     return words[:at] + words[at + 2 :]
 
 
-def test_the_document_stage_runs_in_every_overlay_with_the_apis_image_and_settings(rendered):
-    """Without it, document jobs stay `parsing`: the compose `document` service's command, the API's image,
-    ConfigMap and Secret, the per-document limits in the config, and compose's memory and CPU."""
+def test_the_document_stage_runs_in_every_overlay_with_the_workers_image_and_the_apis_settings(rendered):
+    """Without it, document jobs stay `parsing`: the compose `document` service's command, the worker's image
+    (it ships every background process), the API's ConfigMap and Secret, the per-document limits in the config, and compose's memory and CPU."""
     docs = rendered["docs"]
     api = by_name(docs, "Deployment", "transq-api")["spec"]["template"]["spec"]["containers"][0]
     document = by_name(docs, "Deployment", "transq-document")
@@ -40,8 +41,8 @@ def test_the_document_stage_runs_in_every_overlay_with_the_apis_image_and_settin
     (container,) = pod["containers"]
     service = COMPOSE["services"]["document"]
     assert container["command"] == compose_document_command()
-    assert container["command"][:3] == ["celery", "-A", "api.documents.stage"]
-    assert container["image"] == api["image"]
+    assert container["command"][:3] == ["celery", "-A", "worker.documents.stage"]
+    assert container["image"] == workers(docs)[0]["spec"]["template"]["spec"]["containers"][0]["image"]
     assert container["envFrom"] == api["envFrom"]
     env = environment(docs, container)
     settings = Settings.from_env(env)
@@ -58,7 +59,7 @@ def test_the_document_stage_runs_in_every_overlay_with_the_apis_image_and_settin
     for probe in ("readinessProbe", "livenessProbe"):
         command = container[probe]["exec"]["command"]
         assert command[:2] == ["sh", "-c"]
-        assert "celery -A api.documents.stage inspect ping --timeout 5" in command[2]
+        assert "celery -A worker.documents.stage inspect ping --timeout 5" in command[2]
         assert '-d "celery@$HOSTNAME"' in command[2]
         assert container[probe]["timeoutSeconds"] > 5
     assert container["securityContext"]["readOnlyRootFilesystem"] is True

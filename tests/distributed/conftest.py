@@ -22,7 +22,7 @@ import pytest
 from devstack.certificates import make_tls_files
 from devstack.hosts import Host, Network
 from devstack.redis_server import RedisServer
-from shared.redis_client import broker_redis
+from shared.store.redis_client import broker_redis
 from tests.conftest import Stack
 from tests.stack import ApiProcess, WorkerProcess, stack_settings
 from transq_cli.client import TransqClient

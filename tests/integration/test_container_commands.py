@@ -10,8 +10,8 @@ import pytest
 import requests
 
 from tests.stack import ApiProcess, WorkerProcess, stack_settings
-from worker.scheduling.container import container_id
-from worker.scheduling.launch import node_name
+from worker.translation.launch import node_name
+from worker.translation.liveness.container import container_id
 
 pytestmark = pytest.mark.slow
 

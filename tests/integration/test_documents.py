@@ -15,7 +15,7 @@ from tests.api.documents import samples
 from tests.api.documents.shapes import docx_shape, html_shape, markdown_shape, srt_shape
 from tests.conftest import Stack
 from tests.stack import ROOT
-from worker.model.output_guard import problem
+from worker.translation.model.output_guard import problem
 
 pytestmark = pytest.mark.slow
 
@@ -110,7 +110,7 @@ def test_a_document_longer_than_a_round_finishes_over_several_rounds(make_stack)
 
 @pytest.fixture(scope="module")
 def looping_model(tmp_path_factory):
-    from worker.model.offline_model import make_test_model
+    from worker.translation.model.offline_model import make_test_model
 
     return make_test_model(tmp_path_factory.mktemp("looping") / "tiny", behaviour="random")
 

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="session")
 def en_zh_model(tmp_path_factory):
-    from worker.model.offline_model import make_test_model
+    from worker.translation.model.offline_model import make_test_model
 
     return make_test_model(tmp_path_factory.mktemp("model-en-zh") / "tiny", pair="en-zh")
 

@@ -18,7 +18,7 @@ def post(stack, body: dict) -> dict:
 @pytest.fixture(scope="module")
 def engine(stack):
     """The stack's own model, loaded here as the worker loads it."""
-    from worker.model.engine import TranslationEngine
+    from worker.translation.model.engine import TranslationEngine
 
     return TranslationEngine(stack.settings)
 

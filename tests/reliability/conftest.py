@@ -3,7 +3,7 @@ import time
 
 import pytest
 
-from worker.scheduling.fault_hooks import POISON_MARK, SLEEP_MARK
+from worker.translation.fault_hooks import POISON_MARK, SLEEP_MARK
 
 pytestmark = pytest.mark.slow
 

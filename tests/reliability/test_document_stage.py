@@ -1,6 +1,6 @@
 """Hostile documents never reach the API's request workers; one client never fills the broker.
 
-Real gunicorn (gevent), Redis, translation worker and document stage (api.documents.stage). Documents are
+Real gunicorn (gevent), Redis, translation worker and document stage (worker.documents.stage). Documents are
 parsed and rendered by the document stage, in its own process with its own time and memory limits: while
 it chews on documents made heavy for the parsers, the API keeps answering and other clients' jobs
 finish; a document over the stage's limits fails `document_too_complex` and the stage goes on working.

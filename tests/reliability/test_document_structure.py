@@ -8,9 +8,9 @@ import itertools
 import pytest
 import srt
 
-from api.documents.formats import prepare
 from tests.api.documents import samples
 from tests.api.documents.shapes import html_shape, markdown_shape, srt_shape
+from worker.documents.formats import prepare
 
 HOSTILE = [
     "# A heading\n\n- a list item",

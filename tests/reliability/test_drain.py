@@ -9,7 +9,7 @@ import pytest
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
-from shared.routes import route_for
+from shared.routing.routes import route_for
 from tests.reliability.conftest import StatusRecorder, slow_text
 
 pytestmark = pytest.mark.slow

@@ -94,12 +94,12 @@ def test_a_worker_whose_task_outlived_a_full_broker_consumes_again(make_stack):
 
 
 def healthcheck(s, worker_id: str, tmp_path) -> int:
-    """The image's health check (`python -m worker.scheduling.healthcheck`) for this worker."""
+    """The image's health check (`python -m worker.translation.liveness.healthcheck`) for this worker."""
     id_file = tmp_path / f"id-{worker_id.rsplit(':', 1)[-1]}"
     id_file.write_text(worker_id)
     env = {**os.environ, **dataclasses.replace(s.settings, worker_id_file=str(id_file)).as_env()}
     return subprocess.run(
-        [sys.executable, "-m", "worker.scheduling.healthcheck"], env=env, capture_output=True
+        [sys.executable, "-m", "worker.translation.liveness.healthcheck"], env=env, capture_output=True
     ).returncode
 
 

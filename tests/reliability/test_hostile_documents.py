@@ -22,9 +22,9 @@ MEMORY = 1536 * MIB
 _CHILD = """
 import json, sys
 from pathlib import Path
-import api.documents.formats
-from api.documents.formats import DocumentError, prepare
-DocumentTooComplex = getattr(api.documents.formats, "DocumentTooComplex", ())  # () catches nothing (older code)
+import worker.documents.formats
+from worker.documents.formats import DocumentError, prepare
+DocumentTooComplex = getattr(worker.documents.formats, "DocumentTooComplex", ())  # () catches nothing (older code)
 data = Path(sys.argv[2]).read_bytes()
 try:
     prepared = prepare(sys.argv[1], data, 300)

@@ -26,7 +26,7 @@ def batch_sizes(stack) -> dict[str, int]:
 
 
 def test_12_batch_is_shrunk_to_fit_and_too_big_fails_cleanly(make_stack, model_dir, tmp_path):
-    from worker.model.engine import TranslationEngine
+    from worker.translation.model.engine import TranslationEngine
 
     sentences = [f"内存守卫测试第{i:02d}句子" for i in range(32)]
     settings = Settings(model=str(model_dir), max_new_tokens=8)

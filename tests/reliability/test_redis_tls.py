@@ -11,8 +11,8 @@ from limits.storage import storage_from_string
 from devstack.certificates import make_tls_files, tls_unavailable
 from devstack.redis_server import RedisServer
 from shared.celery_factory import make_celery
-from shared.redis_client import broker_redis, cache_redis, limiter_storage
 from shared.settings import Settings
+from shared.store.redis_client import broker_redis, cache_redis, limiter_storage
 
 pytestmark = pytest.mark.slow
 

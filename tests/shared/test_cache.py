@@ -1,7 +1,7 @@
 import redis
 
-from shared.cache import SentenceCache, namespace_for, normalise, sentence_digest
-from shared.keys import Keys
+from shared.store.keys import Keys
+from shared.store.sentence_cache import SentenceCache, namespace_for, normalise, sentence_digest
 
 
 def test_normalisation_is_conservative():

@@ -1,12 +1,12 @@
 """A document job's record against a real Redis: its layout and file name are stored with the job, in
-fields the job store does not read (shared.jobs.Job carries nothing of a document), and read back by the
+fields the job store does not read (shared.store.jobs.Job carries nothing of a document), and read back by the
 document store."""
 
-from shared.document_store import DocumentRecord, DocumentStore
-from shared.job_record import Job, new_job_id, utc_now
-from shared.job_status import JobStatus
-from shared.jobs import JobStore
-from shared.keys import Keys
+from shared.store.document_store import DocumentRecord, DocumentStore
+from shared.store.job_record import Job, new_job_id, utc_now
+from shared.store.job_status import JobStatus
+from shared.store.jobs import JobStore
+from shared.store.keys import Keys
 from tests.stack import stack_settings
 
 

@@ -1,6 +1,6 @@
 """One enum of error codes, mapped to HTTP statuses in one place."""
 
-from shared.error_codes import ErrorCode, job_failure_status
+from shared.errors import ErrorCode, job_failure_status
 
 
 def test_every_code_has_its_status_and_general_codes_cover_statuses():

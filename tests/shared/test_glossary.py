@@ -3,11 +3,11 @@ and their restoring, and the fallback, the last through the shipped copy model's
 
 import pytest
 
-from shared.cache import glossary_namespace
-from shared.glossary import Glossary, GlossaryError, cache_namespaces
 from shared.settings import Settings
-from shared.term_protection import insert_terms, join_parts, protect, restore, translate_with_glossary
-from worker.model.offline_model import COPY_MODEL
+from shared.store.sentence_cache import glossary_namespace
+from shared.text.glossary import Glossary, GlossaryError, cache_namespaces
+from shared.text.term_protection import insert_terms, join_parts, protect, restore, translate_with_glossary
+from worker.translation.model.offline_model import COPY_MODEL
 
 SETTINGS = Settings(glossary_max_terms=5, glossary_max_term_chars=16)
 
@@ -165,7 +165,7 @@ def test_pieces_and_terms_join_with_spaces_only_between_spaced_words():
 
 @pytest.fixture(scope="module")
 def engine():
-    from worker.model.engine import TranslationEngine
+    from worker.translation.model.engine import TranslationEngine
 
     return TranslationEngine(Settings(model=str(COPY_MODEL)))  # as a worker runs it: int8, greedy
 
@@ -184,7 +184,7 @@ def test_the_placeholder_survives_the_marian_tokenizer_and_the_copy_model(engine
 
 
 def test_terms_appear_verbatim_through_the_engine_and_plain_sentences_are_untouched(engine):
-    from worker.model.text_batches import translate_texts
+    from worker.translation.model.text_batches import translate_texts
 
     glossary = Glossary.of({"北京": "Beijing", "天气": "weather", "GitHub": "GitHub", "缓存": "CACHE"})
     sentences = ["今天北京的天气很好。", "谢谢你的帮助！", "缓存测试第一句。", "我们在GitHub上见。"]
@@ -193,7 +193,7 @@ def test_terms_appear_verbatim_through_the_engine_and_plain_sentences_are_untouc
 
 
 def test_the_fallback_through_the_engine_keeps_the_terms_and_leaks_no_placeholder(engine):
-    from worker.model.text_batches import translate_texts
+    from worker.translation.model.text_batches import translate_texts
 
     glossary = Glossary.of({"北京": "Beijing"})
     pieces = insert_terms(lambda texts: translate_texts(engine, texts), ["今天北京的天气很好。"], glossary)

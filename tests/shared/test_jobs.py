@@ -5,11 +5,11 @@ import time
 
 import pytest
 
-from shared.error_codes import ErrorCode
-from shared.job_record import Job, is_job_id, new_job_id, utc_now
-from shared.job_status import JobStatus
-from shared.jobs import Idempotency, JobStore
-from shared.keys import Keys
+from shared.errors import ErrorCode
+from shared.store.job_record import Job, is_job_id, new_job_id, utc_now
+from shared.store.job_status import JobStatus
+from shared.store.jobs import Idempotency, JobStore
+from shared.store.keys import Keys
 
 ROUTE = "zh-en-0123456789"
 

@@ -6,9 +6,9 @@ from datetime import datetime, timezone
 
 import pytest
 
-from shared.keys import Keys
-from shared.quota import CharacterQuota, parse_overrides
 from shared.settings import Settings
+from shared.store.keys import Keys
+from shared.store.quota import CharacterQuota, parse_overrides
 
 KEYS = Keys()
 NOON = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)

@@ -7,7 +7,8 @@ import ssl
 import pytest
 
 from shared.celery_factory import broker_url, make_celery
-from shared.redis_client import (
+from shared.settings import Settings
+from shared.store.redis_client import (
     celery_tls_options,
     describe_broker,
     describe_cache,
@@ -15,7 +16,6 @@ from shared.redis_client import (
     sentinel_addresses,
     tls_options,
 )
-from shared.settings import Settings
 
 
 def test_url_and_api_keys_come_from_files_named_by_FILE_variables(tmp_path):

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from shared.routes import language_pair, route_for
+from shared.routing.routes import language_pair, route_for
 from shared.settings import Settings
 
 

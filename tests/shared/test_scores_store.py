@@ -1,9 +1,9 @@
 """Sentence confidences in the stores, against a real Redis: beside their translations in the sentence cache,
 in a running job's partial hash (so a parked or taken-over job keeps them), and in a finished job's record."""
 
-from shared.cache import SentenceCache
-from shared.jobs import JobStore
-from shared.keys import Keys
+from shared.store.jobs import JobStore
+from shared.store.keys import Keys
+from shared.store.sentence_cache import SentenceCache
 from tests.shared.test_jobs import ROUTE, make_job
 
 
@@ -39,7 +39,7 @@ def test_progress_keeps_scores_apart_from_translations_and_a_resumed_job_reads_b
 
 
 def test_a_job_without_scores_stores_none():
-    from shared.job_record import Job
+    from shared.store.job_record import Job
 
     job = Job(id="a" * 32, status="queued", texts=["x"], model="m", created_at="", sentences_total=1)
     data = job.to_hash()

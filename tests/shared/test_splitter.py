@@ -1,4 +1,4 @@
-from shared.splitter import join_translations, sentences, split_long, split_text
+from shared.text.splitter import join_translations, sentences, split_long, split_text
 
 
 def roundtrip(text: str) -> list:

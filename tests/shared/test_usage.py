@@ -4,12 +4,12 @@ finishes, released when the data expires or the job is forgotten."""
 
 import time
 
-from shared.document_store import DocumentRecord
-from shared.error_codes import ErrorCode
-from shared.job_record import Job, new_job_id, utc_now
-from shared.job_status import JobStatus
-from shared.jobs import JobStore, Usage
-from shared.keys import Keys
+from shared.errors import ErrorCode
+from shared.store.document_store import DocumentRecord
+from shared.store.job_record import Job, new_job_id, utc_now
+from shared.store.job_status import JobStatus
+from shared.store.jobs import JobStore, Usage
+from shared.store.keys import Keys
 
 ROUTE = "zh-en-0123456789"
 KEYS = Keys()

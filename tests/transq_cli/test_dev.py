@@ -125,7 +125,7 @@ def test_dev_without_the_hub_and_without_a_model_serves_the_test_model(tmp_path)
     ready, console, port = run_dev_until_ready(env=env)
     assert ready == f"ready: http://127.0.0.1:{port}/ (Ctrl-C stops)\n"
     assert "serving the offline test model (it copies its input)" in console.splitlines()[0]
-    assert "worker/model/data/copy-model" in console  # the shipped model: nothing built, nothing downloaded
+    assert "worker/translation/model/data/copy-model" in console  # the shipped model: nothing built, nothing downloaded
     assert not (tmp_path / "transq").exists()
     # a clean console: the services' log lines, without Celery's banner or its warning about running as root
     assert "[config]" not in console and ".> transport:" not in console, console

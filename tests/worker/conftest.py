@@ -8,7 +8,7 @@ from shared.settings import Settings
 
 @pytest.fixture(scope="module")
 def engine(model_dir):
-    from worker.model.engine import TranslationEngine
+    from worker.translation.model.engine import TranslationEngine
 
     return TranslationEngine(Settings(model=str(model_dir), max_new_tokens=6, max_input_tokens=16))
 
@@ -24,14 +24,14 @@ def eos_prone(model_dir):
 def split_model_dir(tmp_path_factory):
     """An untrained tiny model whose target side has a sentencepiece model of its own (the shipped copy
     model shares one between both sides): a target vocabulary smaller than the whole, as opus-mt's."""
-    from worker.model.offline_model import make_test_model
+    from worker.translation.model.offline_model import make_test_model
 
     return make_test_model(tmp_path_factory.mktemp("model") / "split", behaviour="random")
 
 
 @pytest.fixture(scope="module")
 def split_engine(split_model_dir):
-    from worker.model.engine import TranslationEngine
+    from worker.translation.model.engine import TranslationEngine
 
     return TranslationEngine(Settings(model=str(split_model_dir), max_new_tokens=6, max_input_tokens=16))
 

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import redis
 
-from api.job_view import job_view
 from shared.callback_policy import CallbackRefused, check_callback_url
-from shared.document_store import DocumentStore
-from shared.jobs import JobStore
-from shared.keys import Keys
-from shared.redis_client import broker_redis
+from shared.contract.job_view import job_view
 from shared.settings import Settings
+from shared.store.document_store import DocumentStore
+from shared.store.jobs import JobStore
+from shared.store.keys import Keys
+from shared.store.redis_client import broker_redis
 from worker.callbacks.outbox import Attempt, Outbox
 from worker.callbacks.sender import post
 from worker.callbacks.signing import signed_headers

@@ -1,5 +1,5 @@
-"""The callback outbox in Redis: the due set (shared.keys Keys.callbacks_due) that the scripts making a job
-final fill (shared.job_scripts _OUTBOX), taken with a lease and settled on the job's record.
+"""The callback outbox in Redis: the due set (shared.store.keys Keys.callbacks_due) that the scripts making a job
+final fill (shared.store.job_scripts _OUTBOX), taken with a lease and settled on the job's record.
 
 Taking an entry counts an attempt (`callback_attempts`, its token) and moves the entry to its lease's end:
 no other deliverer takes it meanwhile, and a deliverer killed mid-attempt has its entry taken again once
@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import redis
 
-from shared.callback_state import DeliveryState
-from shared.keys import Keys
+from shared.store.callback_state import DeliveryState
+from shared.store.keys import Keys
 
 # KEYS: due set. ARGV: lease ms, most entries, job key prefix. Entries due now, each with its new attempt
 # number; an entry whose job is gone (expired) or no longer pending is dropped.

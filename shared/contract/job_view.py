@@ -1,0 +1,79 @@
+"""A job as the API shows it, built from the contract's JobView (shared.contract); the callback deliverer sends
+the same view (worker.callbacks), reading a document job's part from the broker as the API does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shared.contract import CallbackDelivery, Confidence, Detection, DocumentLink, JobResult, JobView, Progress
+from shared.errors import ErrorCode
+from shared.store.callback_state import callback_view, delivery_state
+from shared.store.document_store import DocumentStore
+from shared.store.job_record import Job
+from shared.store.job_status import JobStatus
+
+
+def job_error(job: Job) -> dict[str, str]:
+    """A failed job's reason (a record without one failed for a reason nobody wrote down)."""
+    return job.error or {"code": ErrorCode.INTERNAL_ERROR.value, "message": "the job failed"}
+
+
+def job_view(job: Job, documents: DocumentStore, low_confidence: float) -> dict[str, Any]:
+    """The job's public body: its progress; once it has succeeded its result (a document job's: its translated
+    documents, from `documents`; with scores asked for, its sentences' scores and their summary against
+    `low_confidence`, TRANSQ_LOW_CONFIDENCE), once it has failed its error."""
+    parts: dict[str, Any] = {}
+    if job.warnings:
+        parts["warnings"] = job.warnings
+    record = documents.record(job.id)
+    if record is not None:
+        parts["document"] = DocumentLink(filename=record.filename or None, download=download_url(job.id))
+    if job.status == JobStatus.SUCCEEDED:
+        parts["result"] = (
+            _document_result(job, documents) if record is not None else JobResult(translations=job.result or [])
+        )
+        if job.scores is not None:
+            parts["result"].scores = job.scores
+            parts["confidence"] = confidence(job.scores, low_confidence)
+    if job.status == JobStatus.FAILED:
+        parts["error"] = job_error(job)
+    if job.detected:
+        parts["detected"] = Detection(**job.detected)
+    if job.callback_url:
+        delivery = job.callback or delivery_state({"callback_url": job.callback_url})  # a job just made: pending
+        parts["callback"] = CallbackDelivery(**callback_view(job.callback_url, delivery))
+    view = JobView(
+        id=job.id,
+        status=job.status,
+        created_at=job.created_at,
+        started_at=job.started_at,
+        finished_at=job.finished_at,
+        progress=Progress(sentences_done=job.sentences_done, sentences_total=job.sentences_total),
+        cached_sentences=job.cached_sentences,
+        model=job.model or None,
+        format=job.format,
+        **parts,
+    )
+    return view.model_dump(mode="json", exclude_unset=True)
+
+
+def confidence(scores: list[list[float | None]], threshold: float) -> Confidence:
+    """A job's sentence scores in brief: their mean and minimum, and how many are under `threshold`."""
+    known = [s for text in scores for s in text if s is not None]
+    return Confidence(
+        mean=sum(known) / len(known) if known else None,
+        min=min(known, default=None),
+        low=sum(s < threshold for s in known),
+        threshold=threshold,
+    )
+
+
+def download_url(job_id: str) -> str:
+    return f"/v1/jobs/{job_id}/document"
+
+
+def _document_result(job: Job, documents: DocumentStore) -> JobResult:
+    """A Word file is only downloaded; a text document's translation is in the job too (none once expired)."""
+    if job.format == "docx":
+        return JobResult(document_url=download_url(job.id))
+    return JobResult(document_url=download_url(job.id), translations=documents.translated(job.id, job.format) or [])

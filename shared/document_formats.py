@@ -1,0 +1,49 @@
+"""The document formats transq translates: their names, file extensions and media types, what each
+format's parse errors are, and how an uploaded text file is decoded. The API checks uploads with these; the
+document stage (worker.documents.formats) parses and renders each format."""
+
+from __future__ import annotations
+
+import codecs
+
+FORMATS = ("text", "html", "markdown", "srt", "docx")
+TEXT_FORMATS = ("text", "html", "markdown", "srt")  # the formats a JSON string can carry
+EXTENSIONS = {
+    ".txt": "text",
+    ".text": "text",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".html": "html",
+    ".htm": "html",
+    ".srt": "srt",
+    ".docx": "docx",
+}
+FILE_EXTENSIONS = {"text": ".txt", "html": ".html", "markdown": ".md", "srt": ".srt", "docx": ".docx"}
+MEDIA_TYPES = {
+    "text": "text/plain; charset=utf-8",
+    "html": "text/html; charset=utf-8",
+    "markdown": "text/markdown; charset=utf-8",
+    "srt": "application/x-subrip; charset=utf-8",
+    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+}
+
+
+class DocumentError(ValueError):
+    """The file is not a well-formed document of its format (the API answers 422 `invalid_document`)."""
+
+
+class DocumentTooComplex(DocumentError):
+    """The document is over a limit on what reading it may cost (422 `document_too_complex`)."""
+
+
+def decode_text(data: bytes) -> str:
+    """UTF-8 (a byte-order mark allowed), or UTF-16 with its byte-order mark."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            raise DocumentError("the file is not valid UTF-16 text") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DocumentError(f"the file is not UTF-8 text (byte {exc.start})") from None

@@ -1,0 +1,120 @@
+"""A document job's data in the broker: its source and its translated documents, compressed, in keys of
+their own that live TRANSQ_DOCUMENT_TTL; what its job record holds of it (the document's layout and file
+name, fields of the record that shared.store.jobs.Job does not read: DocumentRecord); and the two steps of the
+document stage (worker.documents.stage) that move the job on: parsed and rendered."""
+
+from __future__ import annotations
+
+import json
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+from shared.settings import Settings
+from shared.store.job_record import utc_now
+from shared.store.job_scripts import PARSED, RENDERED
+from shared.store.keys import Keys
+from shared.store.redis_client import broker_redis
+
+_LEVEL = 1  # fast (the API compresses an upload on its request path): a few MB in tens of milliseconds
+
+
+def compress(data: bytes) -> bytes:
+    return zlib.compress(data, _LEVEL)
+
+
+def decompress(data: bytes, limit: int) -> bytes:
+    """At most `limit` bytes out (the data is transq's own, but never trust a size)."""
+    inflater = zlib.decompressobj()
+    out = inflater.decompress(data, limit + 1)
+    if len(out) > limit or inflater.unconsumed_tail:
+        raise ValueError(f"stored document data over {limit} bytes")
+    return out
+
+
+def pack_documents(documents: list[str] | list[bytes]) -> bytes:
+    """Text documents as one JSON list; a .docx (always alone) as its bytes."""
+    if documents and isinstance(documents[0], bytes):
+        return compress(documents[0])  # type: ignore[arg-type]
+    return compress(json.dumps(documents, ensure_ascii=False).encode())
+
+
+def unpack_documents(data: bytes, fmt: str, limit: int) -> list[str | bytes]:
+    raw = decompress(data, limit)
+    return [raw] if fmt == "docx" else json.loads(raw)
+
+
+@dataclass(frozen=True)
+class DocumentRecord:
+    """What a document job's record holds of its document: its layout (JSON: format, file name, sizes; the
+    units of each document once parsed) and the uploaded file name ('' when none was given)."""
+
+    layout: str
+    filename: str = ""
+
+    def fields(self) -> dict[str, str]:
+        """The record's fields (JobStore.create(record_fields=...))."""
+        return {"document": self.layout, **({"filename": self.filename} if self.filename else {})}
+
+
+class DocumentStore:
+    """Reads a document job's stored data; moves it on once parsed or rendered (one atomic script each)."""
+
+    def __init__(self, settings: Settings, keys: Keys):
+        self.client = broker_redis(settings)
+        self.raw = broker_redis(settings, decode_responses=False)  # the compressed data
+        self.keys, self.settings = keys, settings
+        self._parsed = self.client.register_script(PARSED)
+        self._rendered = self.client.register_script(RENDERED)
+
+    def record(self, job_id: str) -> DocumentRecord | None:
+        """The job's document record; None for a job without a document (or none at all)."""
+        layout, filename = self.client.hmget(self.keys.job(job_id), ["document", "filename"])
+        return DocumentRecord(layout, filename or "") if layout else None
+
+    def source(self, job_id: str) -> bytes | None:
+        return self.raw.get(self.keys.document_source(job_id))
+
+    def output(self, job_id: str) -> bytes | None:
+        return self.raw.get(self.keys.document_output(job_id))
+
+    def translated(self, job_id: str, fmt: str) -> list[str | bytes] | None:
+        """A rendered job's translated documents, one per source; None once they have expired."""
+        packed = self.output(job_id)
+        if packed is None:
+            return None
+        return unpack_documents(packed, fmt, self.settings.max_document_bytes * 64)
+
+    def parsed(
+        self,
+        job_id: str,
+        route: str,
+        units: list[str],
+        sentences: int,
+        cached: int,
+        layout: dict[str, Any],
+        fields: dict[str, str] | None = None,
+    ) -> bool:
+        """The job, parsed, joins its route's queue with the document's units as its texts (and `fields` in its
+        record: the route and model the stage chose for it, its detected language)."""
+        args: list[Any] = [
+            job_id,
+            self.settings.job_ttl,
+            json.dumps(units, ensure_ascii=False),
+            sentences,
+            cached,
+            json.dumps(layout, ensure_ascii=False),
+        ]
+        for pair in (fields or {}).items():
+            args.extend(pair)
+        return bool(self._parsed(keys=[self.keys.job(job_id), self.keys.pending(route)], args=args))
+
+    def rendered(self, job_id: str, packed: bytes, fields: dict[str, str]) -> bool:
+        """The job succeeds with its translated documents (`packed`, see pack_documents)."""
+        document_ttl = self.settings.document_ttl
+        args: list[Any] = [job_id, utc_now(), packed, document_ttl, min(document_ttl, self.settings.result_ttl)]
+        for pair in fields.items():
+            args.extend(pair)
+        keys = [self.keys.job(job_id), self.keys.document_output(job_id), self.keys.document_source(job_id)]
+        keys.append(self.keys.callbacks_due)
+        return bool(self._rendered(keys=keys, args=args))

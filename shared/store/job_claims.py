@@ -1,0 +1,162 @@
+"""The worker's side of the job store: claiming jobs with leases and fences, renewing and dropping leases,
+parking, progress, the wake-ups of waiting jobs (shared.store.jobs.JobStore takes these methods)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from shared.errors import ErrorCode
+from shared.store.job_record import utc_now
+from shared.store.job_status import ClaimOutcome, Move
+from shared.store.keys import Keys
+
+SCORE_PREFIX = "s"  # a partial hash's field of a sentence's score: s<index> (its translation's field: <index>)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """The outcome of trying to take a job: claimed, leased (someone else runs it), final, missing or lost;
+    a claimed job's `fence`, which every later write of the claimant for it carries (job_scripts.FENCE)."""
+
+    outcome: ClaimOutcome
+    attempts: int = 0
+    fence: int = 0
+
+
+class WorkerSide:
+    """JobStore's methods for workers; its scripts are registered by JobStore."""
+
+    client: redis.Redis
+    keys: Keys
+    job_ttl: int
+    result_ttl: int
+
+    def claim(
+        self,
+        job_id: str,
+        route: str,
+        worker: str,
+        lease_seconds: float,
+        max_deliveries: int,
+        fresh_only: bool = False,
+        lapse_is_loss: bool = True,
+    ) -> Claim:
+        error = json.dumps(
+            {
+                "code": ErrorCode.WORKER_LOST.value,
+                "message": f"the worker died {max_deliveries} times while running this job",
+            }
+        )
+        outcome, attempts, *fence = self._claim(
+            keys=[
+                self.keys.job(job_id),
+                self.keys.pending(route),
+                self.keys.lease(job_id),
+                self.keys.running(route),
+                self.keys.callbacks_due,
+                self.keys.stats,
+            ],
+            args=[
+                job_id,
+                worker,
+                int(lease_seconds * 1000),
+                utc_now(),
+                max_deliveries,
+                int(fresh_only),
+                self.result_ttl,
+                error,
+                int(lapse_is_loss),
+            ],
+        )
+        return Claim(ClaimOutcome(outcome), int(attempts), int(fence[0]) if fence else 0)
+
+    def oldest_pending(self, route: str, limit: int) -> list[str]:
+        return list(self.client.zrange(self.keys.pending(route), 0, limit - 1))
+
+    def waiting_since(self, route: str, before: float, limit: int) -> list[str]:
+        """A route's queued jobs that have waited since before `before` (unix seconds), oldest first."""
+        return list(self.client.zrangebyscore(self.keys.pending(route), "-inf", before, start=0, num=limit))
+
+    def mark_woken(self, job_id: str, ttl_seconds: int) -> bool:
+        """True for the one caller that may send this job a new wake-up: none is on its way (marked within
+        `ttl_seconds` and not yet taken off the queue)."""
+        return bool(self.client.set(self.keys.wake(job_id), "1", nx=True, ex=ttl_seconds))
+
+    def woken(self, job_id: str) -> None:
+        """A message of this job was taken off the queue: the next park or sweep may send another."""
+        self.client.delete(self.keys.wake(job_id))
+
+    def renew_leases(self, fences: dict[str, int], worker: str, lease_seconds: float) -> int:
+        """Renew the leases of the jobs this worker claimed (job id -> its claim's fence)."""
+        keys = [key for j in fences for key in (self.keys.lease(j), self.keys.job(j))]
+        if not keys:
+            return 0
+        return int(self._renew(keys=keys, args=[worker, int(lease_seconds * 1000), *fences.values()]))
+
+    def holder(self, job_id: str) -> tuple[str, int]:
+        """The worker that claimed the job last, and its claim's fence ('' and 0: never claimed)."""
+        worker, fence = self.client.hmget(self.keys.job(job_id), ["worker", "fence"])
+        return worker or "", int(fence or 0)
+
+    def drop_lease(self, job_id: str, fence: int) -> None:
+        """Let a running job's lease go, so that its next claim counts a lost delivery (unless it was
+        claimed again since `fence`)."""
+        self._release(keys=[self.keys.job(job_id), self.keys.lease(job_id)], args=[fence])
+
+    def lapsed(self, route: str, limit: int) -> list[str]:
+        """A route's running jobs whose lease lapsed and that nobody claimed since (see claim_scripts.LAPSED)."""
+        return list(self._lapsed(keys=[self.keys.running(route)], args=[self.keys.job(""), self.keys.lease(""), limit]))
+
+    def park(self, job_id: str, route: str, worker: str, fence: int) -> bool:
+        """Give a job this worker runs back to its route's pending set (see claim_scripts.PARK); False if it was not ours."""
+        keys = [self.keys.job(job_id), self.keys.pending(route), self.keys.lease(job_id)]
+        return bool(self._park(keys=keys, args=[job_id, worker, fence]))
+
+    def set_progress(
+        self,
+        job_id: str,
+        fence: int,
+        sentences_done: int,
+        cached: int = 0,
+        new: dict[int, str] | None = None,
+        warnings: list[dict[str, Any]] | None = None,
+        scores: dict[int, float] | None = None,
+    ) -> Move:
+        """Record progress and the job's `new` translations (by sentence index), kept until it is final so
+        that a parked or redelivered job resumes where it was, whatever the sentence cache holds, with their
+        `scores` (fields `s<index>`); and its `warnings` (all of them) when given. 'ok'; 'fenced' (claimed again since `fence`: nothing written);
+        'stopped' (not running)."""
+        args: list[Any] = [
+            sentences_done,
+            cached,
+            self.job_ttl,
+            json.dumps(warnings, ensure_ascii=False) if warnings else "",
+            fence,
+        ]
+        for index, translation in (new or {}).items():
+            args += [index, translation]
+        for index, score in (scores or {}).items():
+            args += [f"{SCORE_PREFIX}{index}", repr(score)]
+        return Move(self._progress(keys=[self.keys.job(job_id), self.keys.partial(job_id)], args=args))
+
+    def partial_translations(self, job_ids: list[str]) -> list[dict[int, str]]:
+        """The translations recorded so far of each job, by sentence index."""
+        return [translations for translations, _ in self.partial_progress(job_ids)]
+
+    def partial_progress(self, job_ids: list[str]) -> list[tuple[dict[int, str], dict[int, float]]]:
+        """The translations recorded so far of each job, and the scores of those that have one, by sentence
+        index."""
+        pipe = self.client.pipeline(transaction=False)
+        for job_id in job_ids:
+            pipe.hgetall(self.keys.partial(job_id))
+        return [
+            (
+                {int(i): t for i, t in found.items() if not i.startswith(SCORE_PREFIX)},
+                {int(i[1:]): float(v) for i, v in found.items() if i.startswith(SCORE_PREFIX)},
+            )
+            for found in pipe.execute()
+        ]

@@ -1,0 +1,244 @@
+"""Job records in Redis; every status change is one atomic Lua script, so status only moves forward."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from shared.errors import ErrorCode
+from shared.store.claim_scripts import CLAIM, LAPSED, PARK, PROGRESS, RELEASE, RENEW
+from shared.store.job_claims import WorkerSide
+from shared.store.job_record import RECORD_FIELDS, Job, utc_now
+from shared.store.job_scripts import CREATE, FORGET, TRANSITION
+from shared.store.job_status import Creation, JobStatus, Move
+from shared.store.keys import Keys
+
+
+@dataclass(frozen=True)
+class Idempotency:
+    """An Idempotency-Key as stored: its Redis key and the digest of the request it was first sent with."""
+
+    key: str
+    request_digest: str
+    ttl: int
+
+
+@dataclass(frozen=True)
+class Created:
+    """What create() did; for Creation.EXISTS the job the idempotency key names, first sent with a request of
+    `request_digest`."""
+
+    outcome: Creation
+    job_id: str = ""
+    request_digest: str = ""
+    held_bytes: int = 0  # 'over_quota': what the client holds, and when the first of it expires
+    retry_after: int = 0
+
+
+@dataclass(frozen=True)
+class Usage:
+    """A client's storage account (shared.store.keys.Keys.usage) and its limit in bytes (0: none)."""
+
+    key: str
+    limit: int
+
+
+class JobStore(WorkerSide):
+    """Create, read and move jobs forward in Redis."""
+
+    def __init__(self, client: redis.Redis, keys: Keys, job_ttl: int, result_ttl: int):
+        self.client = client
+        self.keys = keys
+        self.job_ttl = job_ttl
+        self.result_ttl = result_ttl
+        self._create = client.register_script(CREATE)
+        self._transition = client.register_script(TRANSITION)
+        self._claim = client.register_script(CLAIM)
+        self._renew = client.register_script(RENEW)
+        self._park = client.register_script(PARK)
+        self._progress = client.register_script(PROGRESS)
+        self._forget = client.register_script(FORGET)
+        self._release = client.register_script(RELEASE)
+        self._lapsed = client.register_script(LAPSED)
+
+    # --- the API side -------------------------------------------------------------
+
+    def create(
+        self,
+        job: Job,
+        idempotency: Idempotency | None = None,
+        max_queue: int = 0,
+        usage: Usage | None = None,
+        document_source: bytes = b"",
+        document_ttl: int = 0,
+        record_fields: dict[str, str] | None = None,
+    ) -> Created:
+        """Store a job in one atomic call: a queued one joins its route's pending set (unless `max_queue`
+        jobs already wait there), a finished one gets the result TTL; the idempotency key is set in the
+        same call, unless it already names a job. A document job (status parsing) stores its compressed
+        source for `document_ttl`s, and `record_fields` (its layout and file name: shared.store.document_store) in
+        its record. With `usage`, the job's bytes count against its client's storage limit
+        ('over_quota', nothing written, when it would go over)."""
+        waiting = job.status in (JobStatus.QUEUED, JobStatus.PARSING)
+        args: list[Any] = [
+            self.job_ttl if waiting else self.result_ttl,
+            repr(job.submitted) if job.status == JobStatus.QUEUED else "",
+            job.id,
+            max_queue,
+            f"{idempotency.ttl} {idempotency.request_digest}" if idempotency else "",
+            self.keys.job(""),
+            f"{usage.key} {usage.limit} {document_ttl or self.job_ttl}" if usage else "",
+            document_source,
+        ]
+        for pair in {**job.to_hash(), **(record_fields or {})}.items():
+            args.extend(pair)
+        idem_key = idempotency.key if idempotency else self.keys.job(job.id)
+        keys = [
+            self.keys.job(job.id),
+            self.keys.pending(job.route),
+            idem_key,
+            self.keys.document_source(job.id),
+            self.keys.callbacks_due,
+        ]
+        outcome, existing = self._create(keys=keys, args=args)
+        if outcome == Creation.EXISTS:
+            job_id, _, digest = existing.partition(" ")
+            return Created(Creation.EXISTS, job_id, digest)
+        if outcome == Creation.OVER_QUOTA:
+            held, retry_after = existing.split()
+            return Created(Creation.OVER_QUOTA, held_bytes=int(held), retry_after=int(retry_after))
+        return Created(Creation(outcome), job.id if outcome == Creation.CREATED else "")
+
+    def delete(self, job: Job, idempotency_key: str | None = None) -> None:
+        """Remove a job whose message could not be sent (its idempotency key, its document, what it held of
+        its client's storage), so nothing is half-written."""
+        keys = [
+            self.keys.job(job.id),
+            self.keys.pending(job.route),
+            idempotency_key or "",
+            self.keys.document_source(job.id),
+        ]
+        self._forget(keys=keys, args=[job.id])
+
+    def get(self, job_id: str) -> Job | None:
+        return self.get_many([job_id])[0]
+
+    def get_many(self, job_ids: list[str]) -> list[Job | None]:
+        pipe = self.client.pipeline(transaction=False)
+        for job_id in job_ids:
+            pipe.hmget(self.keys.job(job_id), RECORD_FIELDS)
+        jobs: list[Job | None] = []
+        for values in pipe.execute():
+            data = {name: value for name, value in zip(RECORD_FIELDS, values) if value is not None}
+            jobs.append(Job.from_hash(data) if data.get("status") else None)
+        return jobs
+
+    def statuses(self, job_ids: list[str]) -> list[str | None]:
+        pipe = self.client.pipeline(transaction=False)
+        for job_id in job_ids:
+            pipe.hget(self.keys.job(job_id), "status")
+        return list(pipe.execute())
+
+    def sizes(self, job_ids: list[str]) -> list[int]:
+        """Each job's number of sentences (0 for a job that is gone)."""
+        pipe = self.client.pipeline(transaction=False)
+        for job_id in job_ids:
+            pipe.hget(self.keys.job(job_id), "sentences_total")
+        return [int(size or 0) for size in pipe.execute()]
+
+    def queue_sizes(self, routes: list[str]) -> tuple[int, int]:
+        """Jobs waiting in these routes' pending sets, and messages on their Celery queues."""
+        pipe = self.client.pipeline(transaction=False)
+        for route in routes:
+            pipe.zcard(self.keys.pending(route))
+            pipe.llen(self.keys.queue(route))
+        sizes = pipe.execute()
+        return sum(sizes[0::2]), sum(sizes[1::2])
+
+    def pending_count(self, route: str) -> int:
+        return int(self.client.zcard(self.keys.pending(route)))
+
+    def cancel(self, job_id: str) -> Move:
+        """OK when cancelled now, REFUSED when already final, MISSING when unknown."""
+        return self._move(job_id, JobStatus.CANCELLED, {}, None)
+
+    def succeed(
+        self,
+        job_id: str,
+        fence: int | None,
+        translations: list[str],
+        cached_sentences: int,
+        sentences_done: int,
+        warnings: list[dict[str, Any]] | None = None,
+        scores: list[list[float | None]] | None = None,
+    ) -> Move:
+        """`scores`: each text's sentences' confidences, stored when the job asked for them."""
+        fields = _result_fields(translations, cached_sentences, sentences_done, warnings)
+        if scores is not None:
+            fields["scores"] = json.dumps(scores)
+        return self._move(job_id, JobStatus.SUCCEEDED, fields, fence)
+
+    def translated(
+        self,
+        job_id: str,
+        translations: list[str],
+        cached_sentences: int,
+        sentences_done: int,
+        warnings: list[dict[str, Any]] | None = None,
+        fence: int | None = None,
+        scores: list[list[float | None]] | None = None,
+    ) -> Move:
+        """A document job's units are translated: it waits for the document stage to render it (`scores`: each
+        unit's sentences' confidences, when the job asked for them)."""
+        fields = _result_fields(translations, cached_sentences, sentences_done, warnings)
+        if scores is not None:
+            fields["scores"] = json.dumps(scores)
+        return self._move(job_id, JobStatus.RENDERING, fields, fence, ttl=self.job_ttl)
+
+    def fail(self, job_id: str, code: ErrorCode, message: str, fence: int | None = None) -> Move:
+        """Fail a job, with the fence of the claim that fails it (None: unfenced, as the API and the document
+        stage do). Every failure counts in the `jobs_failed` statistic, in the same atomic call (so does a
+        claim that fails a job as lost)."""
+        return self._move(
+            job_id, JobStatus.FAILED, {"error": json.dumps({"code": code.value, "message": message})}, fence
+        )
+
+    def _move(self, job_id: str, status: JobStatus, fields: dict[str, str], fence: int | None, ttl: int = 0) -> Move:
+        """'ok'; 'refused' (already final), 'missing', or 'fenced' (claimed again since `fence`; None: any)."""
+        args: list[str] = [
+            job_id,
+            status,
+            utc_now(),
+            str(ttl or self.result_ttl),
+            self.keys.pending(""),
+            "" if fence is None else str(fence),
+        ]
+        for name, value in fields.items():
+            args += [name, value]
+        keys = [
+            self.keys.job(job_id),
+            self.keys.lease(job_id),
+            self.keys.partial(job_id),
+            self.keys.document_source(job_id),
+            self.keys.callbacks_due,
+            self.keys.stats,
+        ]
+        outcome, _ = self._transition(keys=keys, args=args)
+        return Move(outcome)
+
+
+def _result_fields(
+    translations: list[str], cached_sentences: int, sentences_done: int, warnings: list[dict[str, Any]] | None
+) -> dict[str, str]:
+    """What a job's record holds once its translation is done (succeeded, or rendering for a document)."""
+    fields = {
+        "result": json.dumps(translations, ensure_ascii=False),
+        "cached_sentences": str(cached_sentences),
+        "sentences_done": str(sentences_done),
+    }
+    if warnings:
+        fields["warnings"] = json.dumps(warnings, ensure_ascii=False)
+    return fields

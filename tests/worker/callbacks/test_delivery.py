@@ -1,0 +1,179 @@
+"""Callbacks end to end through real parts: jobs made final by the real store (its Lua outbox), the real
+deliverer process (`python -m worker.callbacks`), a real HTTP receiver on 127.0.0.1 (allowed by the test's
+settings), a real Redis."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+
+from shared.contract.job_view import job_view
+from shared.store.document_store import DocumentStore
+from shared.store.jobs import JobStore
+from shared.store.keys import Keys
+from tests.worker.callbacks.conftest import (
+    ROUTE,
+    SECRET,
+    callback_settings,
+    finished_job,
+    queued_job,
+    readme_verify,
+    wait_until,
+)
+from worker.callbacks.signing import verify
+
+
+def delivery(store: JobStore, job_id: str, state: str = "delivered") -> dict:
+    """The job's callback once it is `state`."""
+    return wait_until(  # type: ignore[return-value]
+        lambda: (job := store.get(job_id)) and job.callback.get("state") == state and job.callback,
+        what=f"callback of {job_id} {state}",
+    )
+
+
+def signature_verifies(received, secret: str = SECRET) -> bool:  # type: ignore[no-untyped-def]
+    return verify(secret, received.headers["X-Transq-Timestamp"], received.headers["X-Transq-Signature"], received.body)
+
+
+def test_a_finished_job_is_posted_to_its_callback_signed(receiver, store, settings, start_deliverer):
+    start_deliverer(settings)
+    job = finished_job(store, receiver.url)
+    (got,) = receiver.wait_for(1)
+    assert delivery(store, job.id) == {"state": "delivered", "attempts": 1, "last_status": 200, "last_error": None}
+    assert got.path == "/hooks/transq?from=test"
+    assert got.headers["Content-Type"] == "application/json" and got.headers["X-Transq-Job"] == job.id
+    view = json.loads(got.body)
+    expected = job_view(store.get(job.id), DocumentStore(settings, Keys(settings.key_prefix)), settings.low_confidence)
+    expected.pop("callback")
+    assert view == expected  # the job's view, as GET /v1/jobs/<id> answers (less its callback's own state)
+    assert view["status"] == "succeeded" and view["result"] == {"translations": ["Hello."]}
+    assert signature_verifies(got)
+    readme_check = readme_verify()  # the README's snippet, as a receiver would copy it
+    assert readme_check(SECRET.encode(), got.headers, got.body)
+    assert not readme_check(SECRET.encode(), got.headers, got.body.replace(b"Hello", b"Hallo"))
+    # what a receiver's check refuses: another secret, a changed body, a replayed (old) timestamp
+    assert not signature_verifies(got, secret="another-secret-0123456789")
+    assert not verify(SECRET, got.headers["X-Transq-Timestamp"], got.headers["X-Transq-Signature"], got.body + b" ")
+    old = str(int(got.headers["X-Transq-Timestamp"]) - 3600)
+    assert not verify(SECRET, old, got.headers["X-Transq-Signature"], got.body)
+    assert store.client.zcard(store.keys.callbacks_due) == 0
+
+
+def test_a_receiver_that_fails_twice_gets_the_callback_on_the_third_attempt(receiver, store, settings, start_deliverer):
+    receiver.plan = [500, "timeout", 200]
+    start_deliverer(settings)
+    job = finished_job(store, receiver.url, outcome="fail")
+    got = receiver.wait_for(3)
+    assert delivery(store, job.id) == {"state": "delivered", "attempts": 3, "last_status": 200, "last_error": None}
+    assert [r.headers["X-Transq-Attempt"] for r in got] == ["1", "2", "3"]
+    assert all(signature_verifies(r) for r in got)
+    assert {r.body for r in got} == {got[0].body}  # the same view each time
+    assert json.loads(got[0].body)["error"] == {"code": "timeout", "message": "too slow"}
+
+
+def test_a_receiver_that_never_answers_2xx_fails_after_the_deadline(redis_server, receiver, store, start_deliverer):
+    receiver.plan = [503] * 100
+    start_deliverer(callback_settings(redis_server.url, callback_deadline=2))
+    job = finished_job(store, receiver.url)
+    callback = delivery(store, job.id, "failed")
+    assert callback["attempts"] >= 2 and callback["last_status"] == 503
+    assert callback["last_error"] == "the receiver answered HTTP 503"
+    assert store.client.zcard(store.keys.callbacks_due) == 0
+
+
+def test_a_deliverer_killed_mid_delivery_and_started_again_still_delivers(receiver, store, settings, start_deliverer):
+    receiver.plan = ["hang"]  # the first attempt is held open while its deliverer is killed
+    first = start_deliverer(settings)
+    job = finished_job(store, receiver.url)
+    receiver.wait_for(1)
+    os.kill(first.pid, signal.SIGKILL)
+    first.process.wait(timeout=10)
+    receiver.release.set()
+    start_deliverer(settings)  # its lease ends; the new deliverer takes the entry again
+    got = receiver.wait_for(2, timeout=60)
+    assert delivery(store, job.id) == {"state": "delivered", "attempts": 2, "last_status": 200, "last_error": None}
+    assert got[1].headers["X-Transq-Attempt"] == "2" and signature_verifies(got[1])
+
+
+def test_a_job_whose_worker_died_too_often_still_gets_its_callback(receiver, store, settings, start_deliverer):
+    """No callback lost when a worker is killed: the claim that fails the job `worker_lost` queues it."""
+    start_deliverer(settings)
+    job = queued_job(receiver.url)
+    store.create(job)
+    claim = store.claim(job.id, ROUTE, "worker-1", lease_seconds=5, max_deliveries=1)
+    store.drop_lease(job.id, claim.fence)  # its worker was killed: the lease lapsed
+    store.claim(job.id, ROUTE, "worker-2", lease_seconds=5, max_deliveries=1)
+    (got,) = receiver.wait_for(1)
+    assert json.loads(got.body)["error"]["code"] == "worker_lost"
+    assert delivery(store, job.id)["attempts"] == 1
+
+
+def test_a_loopback_callback_is_refused_at_delivery_without_the_allow_setting(
+    redis_server, receiver, store, start_deliverer
+):
+    """Accepted under one policy, delivered under a stricter one (DNS or settings change): refused, never sent."""
+    start_deliverer(
+        callback_settings(
+            redis_server.url, callback_allow_http_hosts="127.0.0.1,localhost", callback_allow_private_hosts=""
+        )
+    )
+    by_address = finished_job(store, receiver.url)
+    by_name = finished_job(store, receiver.url.replace("127.0.0.1", "localhost"))
+    for job in (by_address, by_name):
+        callback = delivery(store, job.id, "failed")
+        assert callback["attempts"] == 1 and callback["last_status"] is None
+        assert "not a public address (loopback)" in callback["last_error"]
+    assert receiver.received == []
+
+
+def test_an_https_callback_checks_the_certificate_against_the_urls_name(
+    redis_server, tls_receiver, store, start_deliverer
+):
+    """The deliverer connects to the address it checked, yet verifies the certificate for the URL's name: a
+    certificate for `localhost` passes at https://localhost, and is refused at https://127.0.0.1."""
+    receiver, ca_file = tls_receiver
+    settings = callback_settings(
+        redis_server.url, callback_allow_private_hosts="localhost,127.0.0.1", callback_deadline=1
+    )
+    start_deliverer(settings, SSL_CERT_FILE=ca_file)
+    by_name = finished_job(store, receiver.url.replace("127.0.0.1", "localhost"))
+    (got,) = receiver.wait_for(1)
+    assert delivery(store, by_name.id)["last_status"] == 200 and signature_verifies(got)
+    assert got.headers["Host"] == receiver.url.split("/")[2].replace("127.0.0.1", "localhost")
+    by_address = finished_job(store, receiver.url)
+    callback = delivery(store, by_address.id, "failed")
+    assert "doesn't match 'localhost'" in callback["last_error"] and callback["last_status"] is None
+    assert len(receiver.received) == 1
+
+
+def test_a_pending_callback_survives_a_broker_restart_and_the_deliverer_waits_it_out(
+    tmp_path, receiver, start_deliverer
+):
+    """The broker (AOF) killed while a callback waits for its retry, and started again: the deliverer stays
+    up through the outage, and the callback is delivered from the outbox the broker kept."""
+    import redis
+
+    from devstack.redis_server import RedisServer
+    from shared.store.keys import Keys
+
+    (tmp_path / "broker").mkdir()
+    broker = RedisServer(appendonly=True, directory=str(tmp_path / "broker")).start()
+    try:
+        client = redis.Redis.from_url(broker.url, decode_responses=True)
+        settings = callback_settings(broker.url, callback_retry_seconds=1.0)
+        store = JobStore(client, Keys(settings.key_prefix), settings.job_ttl, settings.result_ttl)
+        receiver.plan = [500]
+        deliverer = start_deliverer(settings)
+        job = finished_job(store, receiver.url)
+        receiver.wait_for(1)
+        wait_until(lambda: store.get(job.id).callback["last_status"] == 500, what="the first attempt settled")
+        broker.kill()
+        wait_until(lambda: "cannot take callbacks from the broker" in deliverer.log_tail(), what="the outage seen")
+        assert deliverer.process.poll() is None
+        broker.start()
+        got = receiver.wait_for(2, timeout=60)
+        assert delivery(store, job.id) == {"state": "delivered", "attempts": 2, "last_status": 200, "last_error": None}
+        assert signature_verifies(got[1])
+    finally:
+        broker.stop()

@@ -1,0 +1,59 @@
+"""The worker's one retry mechanism: every call of its job store waits out a broker outage, which it records
+(so no lapsed lease counts as lost meanwhile); `once` answers at once; an error that is no outage stands."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+import redis
+
+from devstack.redis_server import RedisServer
+from tests.worker.translation.scheduling.worker_jobs import make_context, submit
+from worker.translation.liveness.broker_health import BrokerHealth
+
+
+@pytest.fixture
+def restartable(tmp_path):
+    with RedisServer(directory=str(tmp_path), appendonly=True) as server:
+        yield server
+
+
+def test_a_store_call_waits_out_a_broker_restart_and_records_the_outage(model_dir, restartable):
+    ctx = make_context(model_dir, restartable)
+    job = submit(ctx, "你好。")
+    assert ctx.claims.lapse_is_loss()
+    restartable.stop()
+    with pytest.raises(redis.ConnectionError):
+        ctx.store.once.get(job)  # the store itself does not wait
+    restart = threading.Timer(1.5, restartable.start)
+    restart.start()
+    started = time.monotonic()
+    try:
+        assert ctx.store.get(job).id == job  # waited for the broker to come back (appendonly: the job is there)
+    finally:
+        restart.join()
+    assert time.monotonic() - started >= 1
+    assert ctx.broker.troubled_within(60) and not ctx.claims.lapse_is_loss()
+
+
+def test_an_error_that_is_no_outage_is_raised_at_once_and_not_recorded(context):
+    ctx = context
+    ctx.redis.set(ctx.keys.job("not-a-hash"), "x")
+    with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
+        ctx.store.holder("not-a-hash")
+    assert not ctx.broker.troubled_within(60)
+
+
+def test_an_outage_longer_than_the_grace_period_raises_its_error():
+    broker = BrokerHealth()
+    calls = []
+
+    def down() -> None:
+        calls.append(time.monotonic())
+        raise redis.ConnectionError("down")
+
+    with pytest.raises(redis.ConnectionError):
+        broker.retry(down, grace_seconds=0.5)
+    assert len(calls) >= 2 and calls[-1] - calls[0] >= 0.5 and broker.troubled_within(5)

@@ -1,0 +1,130 @@
+"""The document stage's work on one job: parse its stored sources into the job's texts (queued for the
+translation workers, or finished at once when every sentence is cached), and render the translated
+documents once those texts are translated. Runs only in the document stage's process (worker.documents.stage),
+under its time and memory limits, never in the API's request workers."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from shared.celery_factory import TRANSLATE_TASK
+from shared.errors import DocumentTooComplex, Expired, InvalidDocument, ValidationError
+from shared.routing.detected_route import choose_route
+from shared.store.backends import Services
+from shared.store.document_store import pack_documents, unpack_documents
+from shared.store.job_record import Job
+from shared.store.job_status import JobStatus
+from shared.store.sentence_cache import normalise
+from shared.text.glossary import Glossary, cache_namespaces
+from shared.text.splitter import join_translations, split_texts
+from worker.documents import formats
+from worker.documents.formats import DocumentLimits, Prepared, prepare
+
+log = logging.getLogger(__name__)
+
+
+def run_document_job(services: Services, job_id: str) -> str:
+    """Parse or render the job, whichever it waits for; what was done ('' when nothing: the job is gone,
+    cancelled, or not waiting for the document stage)."""
+    job = services.store.get(job_id)
+    if job is None or job.status not in (JobStatus.PARSING, JobStatus.RENDERING):
+        return ""
+    record = services.documents.record(job_id)
+    layout = json.loads(record.layout) if record else {}
+    packed = services.documents.source(job_id)
+    if packed is None or not layout:
+        raise Expired("the document expired before it was translated (TRANSQ_DOCUMENT_TTL): upload it again")
+    settings = services.settings
+    limit = max(settings.max_document_bytes, settings.max_body_bytes) * 8
+    sources = unpack_documents(packed, job.format, limit)
+    limits = DocumentLimits.from_settings(settings)
+    prepared = [_parse(job.format, source, layout["max_sentence_chars"], limits, i) for i, source in enumerate(sources)]
+    if job.status == JobStatus.RENDERING:
+        _render(services, job, prepared, job.result or [], {})
+        return "rendered"
+    return _parsed(services, job, prepared, layout)
+
+
+def _parse(fmt: str, source: str | bytes, max_sentence_chars: int, limits: DocumentLimits, index: int) -> Prepared:
+    name = "the document" if index == 0 else f"texts[{index}]"
+    try:
+        return prepare(fmt, source, max_sentence_chars, limits)
+    except formats.DocumentTooComplex as exc:
+        raise DocumentTooComplex(f"{name}: {exc}") from None
+    except formats.DocumentError as exc:
+        raise InvalidDocument(f"{name}: {exc}") from None
+
+
+def _parsed(services: Services, job: Job, prepared: list[Prepared], layout: dict[str, Any]) -> str:
+    """The parsed job joins its route's queue, or succeeds at once when every sentence is cached."""
+    settings = services.settings
+    units = [unit for p in prepared for unit in p.units]
+    total = sum(len(unit) for unit in units)
+    if total > settings.max_chars:
+        raise ValidationError(f"the document has {total} characters of text; at most {settings.max_chars} are allowed")
+    segments, sentences = split_texts(units, settings, "the document has")
+    layout = {**layout, "units": [len(p.units) for p in prepared]}
+    route, fields = _route(services, job, units, layout)
+    namespace = services.registry.cache_namespace(route)
+    keys = [normalise(s) for s in sentences]
+    spaces = cache_namespaces(namespace, keys, Glossary.of(job.glossary) if job.glossary else None) if namespace else []
+    found = services.cache.get_each(spaces, keys) if namespace and sentences else []
+    hits = sum(t is not None for t in found)
+    if hits == len(sentences):
+        translations = iter(found)
+        result = [join_translations(segs, [next(translations) for s in segs if s.translate]) for segs in segments]  # type: ignore[misc]
+        fields |= {
+            "sentences_total": str(len(sentences)),
+            "sentences_done": str(hits),
+            "cached_sentences": str(hits),
+            "document": json.dumps(layout, ensure_ascii=False),
+        }
+        if job.want_scores:
+            scores = iter(services.cache.scores_each(spaces, keys) if sentences else [])
+            job.scores = [[next(scores) for s in segs if s.translate] for segs in segments]
+        _render(services, job, prepared, result, fields)
+        return "rendered"
+    if not services.documents.parsed(job.id, route, units, len(sentences), hits, layout, fields):
+        return ""
+    services.celery.send_task(TRANSLATE_TASK, args=[job.id], queue=services.keys.queue(route))
+    log.info("job %s parsed: %d sentences, %d cached", job.id, len(sentences), hits, extra={"job_id": job.id})
+    return "parsed"
+
+
+def _route(services: Services, job: Job, units: list[str], layout: dict[str, Any]) -> tuple[str, dict[str, str]]:
+    """The job's route, and what its record gains with it: a job submitted without one (its language is
+    detected: shared.routing.detected_route.document_route) has it chosen now, from the document's text."""
+    if job.route:
+        return job.route, {}
+    route, detected = choose_route(services.routes, layout.get("source_lang"), layout.get("target_lang"), units)
+    fields = {"route": route.key, "model": route.model}
+    if detected is not None:
+        fields["detected"] = json.dumps(detected.public())
+    log.info("job %s goes to %s (%s)", job.id, route.key, detected or "no language detected", extra={"job_id": job.id})
+    return route.key, fields
+
+
+def _render(
+    services: Services, job: Job, prepared: list[Prepared], translations: list[str], fields: dict[str, str]
+) -> None:
+    documents, position = [], 0
+    for document in prepared:
+        count = len(document.units)
+        documents.append(document.render(translations[position : position + count]))
+        position += count
+    if job.scores is not None:  # each unit's sentences' scores, as each document's (units in document order)
+        fields = {**fields, "scores": json.dumps(_per_document(job.scores, [len(p.units) for p in prepared]))}
+    if services.documents.rendered(job.id, pack_documents(documents), fields):  # type: ignore[arg-type]
+        services.stats.job_finished("succeeded", job.submitted)
+        log.info("job %s rendered and succeeded", job.id, extra={"job_id": job.id})
+
+
+def _per_document(scores: list[list[float | None]], units: list[int]) -> list[list[float | None]]:
+    """Each unit's sentences' scores joined into each document's."""
+    out, position = [], 0
+    for count in units:
+        out.append([score for unit in scores[position : position + count] for score in unit])
+        position += count
+    return out

@@ -1,6 +1,0 @@
-"""The worker's Celery app, built from the environment when this module is imported: the target of
-`celery -A worker.scheduling.celery_main worker --concurrency 1` (and of worker.scheduling.launch)."""
-
-from worker.scheduling.celery_app import create_app
-
-app = create_app()

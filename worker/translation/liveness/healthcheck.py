@@ -1,0 +1,37 @@
+"""Container healthcheck: healthy only once this container's worker has its model loaded.
+
+python -m worker.translation.liveness.healthcheck     (exit 0: heartbeat fresh; 1: not ready)
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import redis
+
+from shared.settings import Settings
+from shared.store.keys import Keys
+from shared.store.redis_client import broker_redis
+from worker.translation.liveness.worker_id import read_id_file
+
+
+def main() -> int:
+    settings = Settings.from_env()
+    worker_id = read_id_file(settings)
+    if worker_id is None:
+        sys.stderr.write("model not loaded yet\n")
+        return 1
+    try:
+        seen = broker_redis(settings).zscore(Keys(settings.key_prefix).workers, worker_id)
+    except redis.RedisError as exc:
+        sys.stderr.write(f"broker unavailable: {exc}\n")
+        return 1
+    if seen is None or time.time() - float(seen) > settings.worker_silence_seconds:
+        sys.stderr.write("no fresh heartbeat\n")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,144 @@
+"""One claimed job while its sentences are translated: loading it and filling it from what is already
+translated (its outcome is stored by worker.translation.round.job_outcomes)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from shared.store.job_record import Job
+from shared.store.sentence_cache import normalise
+from shared.text.glossary import Glossary, cache_namespaces
+from shared.text.splitter import Segment, join_translations, sentences, split_text
+
+if TYPE_CHECKING:
+    from worker.translation.context import WorkerContext
+
+
+@dataclass
+class JobWork:
+    """A claimed job while its sentences are translated."""
+
+    job: Job
+    fence: int  # its claim's (Claims.claim): every write for the job carries it
+    segments: list[list[Segment]]
+    sentences: list[str]
+    translations: list[str | None]
+    scores: list[
+        float | None
+    ]  # each translated sentence's confidence, where known (worker.translation.model.confidence)
+    cached: int = 0
+    saved: set[int] = field(default_factory=set)  # indices whose translation is in the partial hash
+    warnings: list[dict[str, Any]] = field(default_factory=list)  # as stored with the job
+    warnings_saved: bool = True
+    glossary: Glossary | None = None  # its terms (shared.text.glossary): matched sentences go through term protection
+
+    @property
+    def done(self) -> int:
+        return sum(t is not None for t in self.translations)
+
+    @property
+    def complete(self) -> bool:
+        return all(t is not None for t in self.translations)
+
+    @property
+    def remaining(self) -> int:
+        return len(self.translations) - self.done
+
+    def unsaved(self) -> dict[int, str]:
+        """Translations not yet recorded with the job's progress; they count as saved from now."""
+        new = {i: t for i, t in enumerate(self.translations) if t is not None and i not in self.saved}
+        self.saved.update(new)
+        return new
+
+    def unsaved_scores(self, new: dict[int, str]) -> dict[int, float] | None:
+        """The known scores of these new translations, when the job asked for scores (else None)."""
+        if not self.job.want_scores:
+            return None
+        return {i: score for i in new if (score := self.scores[i]) is not None}
+
+    def warn(self, index: int, warning: dict[str, Any]) -> None:
+        self.warnings.append({**warning, "sentence": index})
+        self.warnings_saved = False
+
+    def unsaved_warnings(self) -> list[dict[str, Any]] | None:
+        """All the job's warnings when some are not yet stored with it, else None."""
+        if self.warnings_saved:
+            return None
+        self.warnings_saved = True
+        return self.warnings
+
+    def assemble(self) -> list[str]:
+        return [join_translations(segs, part) for segs, part in zip(self.segments, self._per_text(self.translations))]
+
+    def assemble_scores(self) -> list[list[float | None]] | None:
+        """Each text's sentences' scores, in order, when the job asked for them (else None)."""
+        return self._per_text(self.scores) if self.job.want_scores else None
+
+    def _per_text(self, values: list[Any]) -> list[list[Any]]:
+        out, position = [], 0
+        for segs in self.segments:
+            count = sum(s.translate for s in segs)
+            out.append(values[position : position + count])
+            position += count
+        return out
+
+
+def load_works(ctx: WorkerContext, job_ids: list[str]) -> list[JobWork]:
+    """The claimed jobs, split into sentences, with the translations they already have (their own
+    partial results first, then the sentence cache)."""
+    jobs = ctx.store.get_many(job_ids)
+    partials = ctx.store.partial_progress(job_ids)
+    works = []
+    for job, (partial, partial_scores) in zip(jobs, partials):
+        if job is None:
+            continue
+        if job.attempts == 1 and not partial:
+            ctx.stats.observe("queue_wait_seconds", max(0.0, time.time() - job.submitted))
+        segments = [split_text(text, ctx.settings.max_sentence_chars) for text in job.texts]
+        flat = [normalise(s) for segs in segments for s in sentences(segs)]
+        translations: list[str | None] = [partial.get(i) for i in range(len(flat))]
+        # A resumed job's cache hits so far were recorded with its progress.
+        works.append(
+            JobWork(
+                job,
+                ctx.claims.fence(job.id),
+                segments,
+                flat,
+                translations,
+                [partial_scores.get(i) for i in range(len(flat))],
+                cached=job.cached_sentences if partial else 0,
+                saved=set(partial),
+                warnings=list(job.warnings),
+                glossary=Glossary.of(job.glossary) if job.glossary else None,
+            )
+        )
+    _fill_from_cache(ctx, works)
+    return works
+
+
+def _fill_from_cache(ctx: WorkerContext, works: list[JobWork]) -> None:
+    missing = [w for w in works if not w.complete]
+    looked_up = sum(w.remaining for w in missing)
+    # A sentence a glossary term matches is cached under the glossary's own namespace (shared.text.glossary).
+    spaces = {w.job.id: cache_namespaces(ctx.namespace, w.sentences, w.glossary) for w in missing}
+    unique = list(
+        dict.fromkeys(
+            (ns, s) for w in missing for ns, s, t in zip(spaces[w.job.id], w.sentences, w.translations) if t is None
+        )
+    )
+    found = dict(zip(unique, ctx.cache.get_each([k[0] for k in unique], [k[1] for k in unique]))) if unique else {}
+    wanted = list(dict.fromkeys(k for w in missing if w.job.want_scores for k in zip(spaces[w.job.id], w.sentences)))
+    wanted = [k for k in wanted if found.get(k) is not None]
+    scores = dict(zip(wanted, ctx.cache.scores_each([k[0] for k in wanted], [k[1] for k in wanted])))
+    hits = 0
+    for work in missing:
+        for i, key in enumerate(zip(spaces[work.job.id], work.sentences)):
+            if work.translations[i] is None and found.get(key) is not None:
+                work.translations[i] = found[key]
+                work.scores[i] = scores.get(key)
+                work.cached += 1
+                hits += 1
+    ctx.stats.incr("cache_hits", hits)
+    ctx.stats.incr("cache_misses", looked_up - hits)
