@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# The compose stack for real: build, two workers, jobs on both, a worker container killed mid-job.
+# The compose stack for real: build, every service up and healthy (the API, both Redis servers, the
+# document stage, the workers and the callback deliverer), each doing its job (a document translated, a
+# signed callback delivered to a receiver this script runs), jobs on both workers, a worker container
+# killed mid-job.
 #
 #   scripts/compose-smoke.sh            (uses docker-compose.yml + docker-compose.host.yml)
 #
@@ -22,6 +25,10 @@ export REDIS_PASSWORD=${REDIS_PASSWORD:-smoke-$(od -An -N12 -tx1 /dev/urandom | 
 export REDIS_PORT=${REDIS_PORT:-16379} CACHE_PORT=${CACHE_PORT:-16380} API_PORT=${API_PORT:-18080}
 export WORKER_MEMORY=${WORKER_MEMORY:-1g} WORKER_CPUS=${WORKER_CPUS:-1}
 unset WORKER_REPLICAS  # the compose file's default (2) is what a plain `up -d` must give
+# Callbacks on, to a receiver this script runs on the host's loopback (the stack uses host networking).
+export CALLBACK_PORT=${CALLBACK_PORT:-18090}
+export TRANSQ_CALLBACK_SECRET=${TRANSQ_CALLBACK_SECRET:-smoke-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')}
+export TRANSQ_CALLBACK_ALLOW_HTTP_HOSTS=127.0.0.1 TRANSQ_CALLBACK_ALLOW_PRIVATE_HOSTS=127.0.0.1
 if [ -z "${COMPOSE:-}" ]; then
   if docker compose version >/dev/null 2>&1; then COMPOSE="docker compose"; else COMPOSE="docker-compose"; fi
 fi
@@ -38,7 +45,8 @@ logs() { docker logs "$1" 2>&1; }
 fail() { printf 'SMOKE FAILED: %s\n' "$*" >&2; dc logs --tail 50 >&2 || true; exit 1; }
 cleanup() { step "tear down"; COMPOSE_PROFILES=en-zh dc down --volumes --remove-orphans >/dev/null 2>&1 || true; }
 smoke_tmp=$(mktemp -d)
-trap 'cleanup; rm -rf "$smoke_tmp"' EXIT
+receiver_pid=""
+trap 'cleanup; [ -z "$receiver_pid" ] || kill "$receiver_pid" 2>/dev/null; rm -rf "$smoke_tmp"' EXIT
 
 post_job() {  # $1: JSON body -> job id
   curl -fsS -X POST "$API/v1/jobs" -H 'Content-Type: application/json' -d "$1" \
@@ -119,6 +127,53 @@ api_c=$(dc ps -q "$API_SERVICE")
 [ "$(docker exec "$api_c" id -u)" != 0 ] || fail "api runs as root"
 docker exec "$api_c" python3 -c "import torch" 2>/dev/null && fail "the API image contains torch"
 echo "api: user $(docker exec "$api_c" id -un), no torch"
+
+step "every service of the compose file runs, none restarting, each healthy where it has a healthcheck"
+for svc in $(dc config --services); do
+  containers=$(dc ps -q "$svc")
+  [ "$svc" = worker-en-zh ] && continue  # behind the en-zh profile: started and checked below
+  [ -n "$containers" ] || fail "service $svc has no container"
+  for c in $containers; do
+    deadline=$((SECONDS + 180))
+    while :; do
+      state=$(docker inspect -f '{{.State.Status}} {{.RestartCount}} {{if .State.Health}}{{.State.Health.Status}}{{else}}none{{end}}' "$c")
+      read -r status restarts health <<<"$state"
+      [ "$restarts" = 0 ] || fail "service $svc restarted $restarts time(s): $(logs "$c" | tail -20)"
+      [ "$status" = running ] || fail "service $svc is $status: $(logs "$c" | tail -20)"
+      [ "$health" = healthy ] || [ "$health" = none ] && break
+      [ $SECONDS -lt $deadline ] || fail "service $svc is $health after 180 s: $(logs "$c" | tail -20)"
+      sleep 2
+    done
+    echo "$svc $(docker inspect -f '{{.Name}}' "$c"): $status, restarts $restarts, health $health"
+  done
+done
+
+step "the callback deliverer posts a finished job's view, signed, to its callback_url"
+cat >"$smoke_tmp/receiver.py" <<'PY'
+import http.server, json, sys
+class Receiver(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        with open(sys.argv[2], "a") as out:
+            out.write(json.dumps({"signature": self.headers.get("X-Transq-Signature", ""), "body": body.decode()}) + "\n")
+        self.send_response(204)
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Receiver).serve_forever()
+PY
+python3 "$smoke_tmp/receiver.py" "$CALLBACK_PORT" "$smoke_tmp/callbacks.jsonl" &
+receiver_pid=$!
+id=$(post_job "{\"text\": \"回调测试。\", \"callback_url\": \"http://127.0.0.1:$CALLBACK_PORT/done\"}")
+[ "$(wait_final "$id" 120)" = succeeded ] || fail "the callback job $id did not succeed"
+deadline=$((SECONDS + 60))
+until has "$(cat "$smoke_tmp/callbacks.jsonl" 2>/dev/null || true)" "$id"; do
+  [ $SECONDS -lt $deadline ] || fail "no callback for job $id reached the receiver: $(curl -sS "$API/v1/jobs/$id")"
+  sleep 1
+done
+delivery=$(grep -e "$id" "$smoke_tmp/callbacks.jsonl" | head -1)
+has "$delivery" '"signature": "sha256=' || fail "the callback for job $id was not signed: $delivery"
+echo "callback for job $id delivered, signed: $(job_field "$id" 'j["callback"]["state"]')"
 
 step "both Redis servers require REDIS_PASSWORD"
 for svc_port in "redis $REDIS_PORT" "cache $CACHE_PORT"; do

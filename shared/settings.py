@@ -251,9 +251,7 @@ class Settings:
     )
     log_format: str = setting("text", "`text` or `json` (one JSON object per line).")
     log_level: str = setting("INFO", "Logging level.")
-    test_hooks: bool = setting(
-        False, "Enables test-only behaviour (a poison sentence that kills the worker). Never in production."
-    )
+    test_hooks: bool = setting(False, "Test-only behaviour (a poison sentence kills the worker). Never in production.")
 
     @property
     def effective_cache_url(self) -> str:
