@@ -23,8 +23,7 @@ from shared.store.job_status import Creation, JobStatus
 from shared.store.jobs import Created, Idempotency, Usage
 from shared.store.replication import wait_for_replica
 from shared.store.sentence_cache import normalise
-from shared.text.glossary import Glossary, cache_namespaces
-from shared.text.splitter import join_translations
+from shared.text.glossary import Glossary
 
 log = logging.getLogger(__name__)
 _PUBLISH_RETRY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
@@ -119,24 +118,21 @@ def _create(
     """The job stored in one atomic call, finished at once when every sentence is cached; its characters
     charged to the client's quota first (shared.store.quota), and refunded when it is not stored after all."""
     settings = services.settings
-    namespace = services.routes.cache_namespace(route) if route and not request.document else None
-    sentences = [normalise(s) for s in request.sentences]
+    namespace = services.routes.cache_namespace(route.key) if route and not request.document else None
     glossary = Glossary.of(request.glossary) if request.glossary else None
-    spaces = cache_namespaces(namespace, sentences, glossary) if namespace else []
-    found = services.cache.get_each(spaces, sentences) if namespace else []
-    hits = sum(t is not None for t in found)
+    sentences = [normalise(s) for s in request.sentences]
+    # (a text of no sentences is answered at once, as its texts with nothing to translate)
+    known = namespace is not None or not (sentences or request.document)
+    cached = services.cache.answer(namespace or "", sentences, glossary, request.scores) if known else None
+    hits = cached.hits if cached else 0
     job.sentences_done = job.cached_sentences = hits  # cached sentences are done: progress starts there
-    cached_characters = sum(len(s) for s, t in zip(request.sentences, found) if t is not None)
+    cached_characters = sum(len(s) for s, t in zip(request.sentences, cached.translations) if t) if cached else 0
     charged = charge(services.quota, client, request.characters, cached_characters)
-    if hits == len(request.sentences) and not request.document:
+    if cached and cached.complete:
         job.status, job.started_at, job.finished_at = JobStatus.SUCCEEDED, job.created_at, job.created_at
-        translations = iter(found)
-        job.result = [
-            join_translations(segs, [next(translations) for s in segs if s.translate])  # type: ignore[misc]
-            for segs in request.segments
-        ]
+        job.result = cached.texts(request.segments)
         if job.want_scores:
-            job.scores = _cached_scores(services, spaces, sentences, request)
+            job.scores = cached.text_scores(request.segments)
         job.texts = []  # a finished job's texts are not kept: its result is what it is read for
     try:
         created = services.store.create(
@@ -156,14 +152,6 @@ def _create(
         return created, charged
     services.stats.add(_counters(hits, len(request.sentences) - hits, fast=job.status == JobStatus.SUCCEEDED))
     return created, charged
-
-
-def _cached_scores(
-    services: Services, namespaces: list[str], sentences: list[str], request: TranslationRequest
-) -> list[list[float | None]]:
-    """Each text's cached sentences' scores, in order (None where the cache kept none)."""
-    scores = iter(services.cache.scores_each(namespaces, sentences))
-    return [[next(scores) for s in segs if s.translate] for segs in request.segments]
 
 
 def _enqueue(services: Services, job: Job, idempotency: Idempotency | None) -> None:

@@ -80,8 +80,9 @@ class RouteTable:
         pair = matching[0]
         return max(pair.routes, key=lambda r: (pair.workers[r.key], r.key == self.default.key, r.key))
 
-    def cache_namespace(self, route: Route) -> str | None:
-        """The namespace the route's workers publish (remembered until the next refresh)."""
-        if route.key not in self._namespaces:
-            self._namespaces[route.key] = self.registry.cache_namespace(route.key)
-        return self._namespaces[route.key]
+    def cache_namespace(self, route_key: str) -> str | None:
+        """The sentence cache namespace the route's workers publish (remembered until the next refresh)."""
+        self.pairs()  # refreshed when stale, and the namespaces forgotten with it
+        if route_key not in self._namespaces:
+            self._namespaces[route_key] = self.registry.cache_namespace(route_key)
+        return self._namespaces[route_key]

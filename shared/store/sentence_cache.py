@@ -1,4 +1,5 @@
-"""The shared sentence cache: keys that cannot give a wrong answer, one round trip per lookup."""
+"""The shared sentence cache: keys that cannot give a wrong answer, one round trip per lookup; and the one
+lookup of a job's sentences that the API, the document stage and the worker make (SentenceCache.answer)."""
 
 from __future__ import annotations
 
@@ -6,11 +7,16 @@ import hashlib
 import json
 import logging
 import unicodedata
-from typing import Any, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Sequence
 
 import redis
 
 from shared.store.keys import Keys
+from shared.text.splitter import Segment, join_translations
+
+if TYPE_CHECKING:
+    from shared.text.glossary import Glossary
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +50,34 @@ def sentence_digest(sentence: str) -> str:
     return hashlib.sha256(normalise(sentence).encode("utf-8")).hexdigest()
 
 
+@dataclass(frozen=True)
+class CacheAnswer:
+    """What the cache holds of a job's sentences: each one's translation (None: a miss), each one's score
+    (when asked for), and the namespace each was looked up in."""
+
+    namespaces: list[str]
+    translations: list[str | None]
+    scores: list[float | None] | None = None
+
+    @property
+    def hits(self) -> int:
+        return sum(t is not None for t in self.translations)
+
+    @property
+    def complete(self) -> bool:
+        return self.hits == len(self.translations)
+
+    def texts(self, segments: list[list[Segment]]) -> list[str]:
+        """Each text with its translated sentences in place (the answer must be complete)."""
+        found = iter(self.translations)
+        return [join_translations(segs, [next(found) for s in segs if s.translate]) for segs in segments]  # type: ignore[misc]
+
+    def text_scores(self, segments: list[list[Segment]]) -> list[list[float | None]]:
+        """Each text's sentences' scores, in order (None where the cache kept none)."""
+        found = iter(self.scores or [None] * len(self.translations))
+        return [[next(found) for s in segs if s.translate] for segs in segments]
+
+
 class SentenceCache:
     """Reads and writes cached translations; any Redis failure is a miss, never an error."""
 
@@ -58,6 +92,17 @@ class SentenceCache:
     def _score_key(self, namespace: str, sentence: str) -> str:
         """Where a sentence's confidence (worker.translation.model.confidence) lives beside its translation."""
         return self._key(namespace, sentence) + ":s"
+
+    def answer(
+        self, namespace: str, sentences: Sequence[str], glossary: Glossary | None = None, scores: bool = False
+    ) -> CacheAnswer:
+        """Each of `sentences` (normalised) looked up in `namespace`, or in its glossary's own where one of the
+        glossary's terms matches it (shared.text.glossary); their scores too when `scores`."""
+        spaces = glossary.cache_namespaces(namespace, sentences) if glossary else [namespace] * len(sentences)
+        if not sentences:
+            return CacheAnswer(spaces, [], [] if scores else None)
+        found = self.get_each(spaces, sentences)
+        return CacheAnswer(spaces, found, self.scores_each(spaces, sentences) if scores else None)
 
     def get_many(self, namespace: str, sentences: Sequence[str]) -> list[str | None]:
         """Cached translations in order (None for a miss), with one MGET."""

@@ -75,12 +75,12 @@ def test_of_one_pair_s_routes_the_one_with_most_live_workers_wins_the_api_s_own_
 
 def test_a_route_s_cache_namespace_is_the_one_its_workers_publish(registry):
     routes = table(registry)
-    assert routes.cache_namespace(EN_ZH) is None
+    assert routes.cache_namespace(EN_ZH.key) is None
     registry.beat("w1", {}, EN_ZH, "ns-en-zh")
-    assert routes.cache_namespace(EN_ZH) is None  # remembered until the next refresh
+    assert routes.cache_namespace(EN_ZH.key) is None  # remembered until the next refresh
     time.sleep(REFRESH_SECONDS + 0.1)
     routes.pairs()
-    assert routes.cache_namespace(EN_ZH) == "ns-en-zh"
+    assert routes.cache_namespace(EN_ZH.key) == "ns-en-zh"
 
 
 def test_a_pair_announced_later_is_served_after_the_refresh(registry):

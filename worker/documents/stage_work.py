@@ -17,8 +17,8 @@ from shared.store.document_store import pack_documents, unpack_documents
 from shared.store.job_record import Job
 from shared.store.job_status import JobStatus
 from shared.store.sentence_cache import normalise
-from shared.text.glossary import Glossary, cache_namespaces
-from shared.text.splitter import join_translations, split_texts
+from shared.text.glossary import Glossary
+from shared.text.splitter import split_texts
 from worker.documents import formats
 from worker.documents.formats import DocumentLimits, Prepared, prepare
 
@@ -67,14 +67,14 @@ def _parsed(services: Services, job: Job, prepared: list[Prepared], layout: dict
     segments, sentences = split_texts(units, settings, "the document has")
     layout = {**layout, "units": [len(p.units) for p in prepared]}
     route, fields = _route(services, job, units, layout)
-    namespace = services.registry.cache_namespace(route)
+    namespace = services.routes.cache_namespace(route)
     keys = [normalise(s) for s in sentences]
-    spaces = cache_namespaces(namespace, keys, Glossary.of(job.glossary) if job.glossary else None) if namespace else []
-    found = services.cache.get_each(spaces, keys) if namespace and sentences else []
-    hits = sum(t is not None for t in found)
-    if hits == len(sentences):
-        translations = iter(found)
-        result = [join_translations(segs, [next(translations) for s in segs if s.translate]) for segs in segments]  # type: ignore[misc]
+    glossary = Glossary.of(job.glossary) if job.glossary else None
+    known = namespace is not None or not keys  # (a document of no sentences is rendered at once)
+    cached = services.cache.answer(namespace or "", keys, glossary, job.want_scores) if known else None
+    hits = cached.hits if cached else 0
+    if cached and cached.complete:
+        result = cached.texts(segments)
         fields |= {
             "sentences_total": str(len(sentences)),
             "sentences_done": str(hits),
@@ -82,8 +82,7 @@ def _parsed(services: Services, job: Job, prepared: list[Prepared], layout: dict
             "document": json.dumps(layout, ensure_ascii=False),
         }
         if job.want_scores:
-            scores = iter(services.cache.scores_each(spaces, keys) if sentences else [])
-            job.scores = [[next(scores) for s in segs if s.translate] for segs in segments]
+            job.scores = cached.text_scores(segments)
         _render(services, job, prepared, result, fields)
         return "rendered"
     if not services.documents.parsed(job.id, route, units, len(sentences), hits, layout, fields):
