@@ -25,6 +25,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from shared.logging_setup import configure_logging
     from shared.settings import Settings
     from shared.store.backends import Services
+    from shared.store.key_ids import KeyIds
     from shared.store.redis_client import describe_broker
 
     app = Flask(__name__)
@@ -61,7 +62,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     )
     from api.documents import blueprint as documents
 
-    auth.init_app(app, settings)
+    services = app.extensions["transq"]
+    auth.init_app(app, settings, KeyIds(services.redis, services.keys, settings.key_id_secret))
     security_headers.init_app(app)
     blueprints = (
         jobs.bp,

@@ -7,7 +7,6 @@ dodge the limit. Failed key checks are limited per address too, so keys cannot b
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import logging
 import time
@@ -20,6 +19,7 @@ from limits.strategies import FixedWindowRateLimiter
 
 from shared.errors import RateLimited, Unauthorized
 from shared.settings import Settings
+from shared.store.key_ids import KeyIds
 from shared.store.redis_client import limiter_storage
 
 log = logging.getLogger(__name__)
@@ -39,21 +39,18 @@ def presented_key() -> str:
     return request.headers.get("X-API-Key", "").strip()
 
 
-def key_digest(key: str) -> str:
-    return "key:" + hashlib.sha256(key.encode()).hexdigest()[:32]
-
-
 def client_address() -> str:
     return "addr:" + (request.remote_addr or "unknown")
 
 
 def client_id() -> str:
-    """Who a request counts as: its API key's digest when the key is valid, else its address."""
+    """Who a request counts as: its API key's id (shared.store.key_ids) when the key is valid, else its
+    address."""
     return g.get("client") or client_address()
 
 
 def owner_id() -> str:
-    """Whose jobs this request may see: its valid key's digest; '' when authentication is off."""
+    """Whose jobs this request may see: its valid key's id; '' when authentication is off."""
     return g.get("client", "")
 
 
@@ -79,7 +76,7 @@ class FailedAuthLimit:
         return max(1, int(reset_at - time.time()) + 1)
 
 
-def init_app(app: Flask, settings: Settings) -> None:
+def init_app(app: Flask, settings: Settings, key_ids: KeyIds) -> None:
     keys = [k.encode() for k in settings.api_key_list]
     failures = FailedAuthLimit(settings) if keys and settings.auth_failure_limit else None
 
@@ -93,7 +90,7 @@ def init_app(app: Flask, settings: Settings) -> None:
         for key in keys:
             matched |= hmac.compare_digest(given, key)
         if given and matched:
-            g.client = key_digest(given.decode())
+            g.client = key_ids.of(given.decode())
             return
         retry_after = failures.exceeded(client_address()) if failures else 0
         if retry_after:

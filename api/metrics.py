@@ -1,11 +1,15 @@
-"""GET /metrics: Prometheus text built from the counters every process keeps in Redis."""
+"""GET /metrics: Prometheus text built from the counters every process keeps in Redis.
+
+Totals are open to any scraper; the series by API key (its id, shared.store.key_ids) only to one that sends
+`Authorization: Bearer <TRANSQ_METRICS_TOKEN>`, and to none while that setting is empty."""
 
 from __future__ import annotations
 
+import hmac
 from typing import Iterator
 
 import redis
-from flask import Blueprint, Response
+from flask import Blueprint, Response, request
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 
@@ -34,8 +38,9 @@ _COUNTERS = {
 
 
 class RedisStatsCollector:
-    def __init__(self, svc: Services):
+    def __init__(self, svc: Services, per_key: bool = False):
         self.svc = svc
+        self.per_key = per_key  # the usage series by API key, or only their total
 
     def collect(self) -> Iterator[Metric]:
         counters, histograms = self.svc.stats.read()
@@ -74,7 +79,7 @@ class RedisStatsCollector:
             by_decoding.add_metric([name], count)
         yield by_decoding
         yield from _route_gauges(self.svc)
-        yield from _usage_counters(self.svc)
+        yield from _usage_counters(self.svc, self.per_key)
         for name, bounds in HISTOGRAMS.items():
             buckets = [(str(b), histograms.get(f"{name}:{b}", 0.0)) for b in bounds]
             buckets.append(("+Inf", histograms.get(f"{name}:+Inf", 0.0)))
@@ -111,7 +116,7 @@ def _route_gauges(svc: Services) -> Iterator[Metric]:
 @bp.get("/metrics")
 def metrics():  # type: ignore[no-untyped-def]
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(RedisStatsCollector(services()))
+    registry.register(RedisStatsCollector(services(), per_key=_may_see_keys(services().settings.metrics_token)))
     try:
         body = generate_latest(registry)
     except redis.RedisError:
@@ -119,20 +124,30 @@ def metrics():  # type: ignore[no-untyped-def]
     return Response(body, content_type=CONTENT_TYPE_LATEST)  # a full Content-Type: Flask adds no charset
 
 
-def _usage_counters(svc: Services) -> Iterator[Metric]:
-    """Characters submitted by each API key (its digest: never the key), all time; clients counted by
-    address (keys off, or no valid key) are summed as one, `addresses`, so addresses never become labels."""
+def _may_see_keys(token: str) -> bool:
+    """Whether this scrape presents the metrics token (constant-time comparison)."""
+    header = request.headers.get("Authorization", "")
+    given = header[7:].strip() if header.lower().startswith("bearer ") else ""
+    return bool(token) and hmac.compare_digest(given.encode(), token.encode())
+
+
+def _usage_counters(svc: Services, per_key: bool) -> Iterator[Metric]:
+    """Characters submitted, all time: by API key (its id, never the key) for a scrape with the metrics
+    token, else all clients as one, `all`; clients counted by address (keys off, or no valid key) are summed
+    as one, `addresses`, so addresses never become labels."""
     characters = CounterMetricFamily(
-        "transq_usage_characters", "Characters submitted, cached or not, by API key digest.", labels=["client"]
+        "transq_usage_characters",
+        "Characters submitted, cached or not, by API key id (shared.store.key_ids).",
+        labels=["client"],
     )
     cached = CounterMetricFamily(
         "transq_usage_cached_characters",
-        "Characters answered by the cache at submission, by API key digest.",
+        "Characters answered by the cache at submission, by API key id (shared.store.key_ids).",
         labels=["client"],
     )
     summed: dict[str, tuple[int, int]] = {}
     for client, (chars, from_cache) in svc.quota.totals().items():
-        label = client if client.startswith("key:") else "addresses"
+        label = "all" if not per_key else client if client.startswith("key:") else "addresses"
         before = summed.get(label, (0, 0))
         summed[label] = (before[0] + chars, before[1] + from_cache)
     for label, (chars, from_cache) in sorted(summed.items()):

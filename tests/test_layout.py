@@ -66,7 +66,9 @@ def commands() -> list[tuple[str, str, str]]:
         for line in text.splitlines():
             if line.startswith(("CMD", "HEALTHCHECK")):
                 run = (line.split(" CMD ", 1)[-1] if line.startswith("HEALTHCHECK") else line[len("CMD") :]).strip()
-                found.append((f"{dockerfile}: {line.split()[0]}", image, _words(json.loads(run)) if run[:1] == "[" else run))
+                found.append(
+                    (f"{dockerfile}: {line.split()[0]}", image, _words(json.loads(run)) if run[:1] == "[" else run)
+                )
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     for name, service in compose["services"].items():
         image = str(service.get("image", "")).split(":")[0]

@@ -79,6 +79,10 @@ def main(argv: list[str] | None = None) -> int:
     _client_options(status)
 
     commands.add_parser("settings", help="print every TRANSQ_* setting as a Markdown table")
+    key_id = commands.add_parser(
+        "key-id", help="print an API key's id (for TRANSQ_QUOTA_OVERRIDES), from the TRANSQ_* settings' broker"
+    )
+    key_id.add_argument("key", help="the API key (- : read it from standard input)")
 
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
@@ -97,9 +101,19 @@ def main(argv: list[str] | None = None) -> int:
             *(["--train"] if args.train else []),
         ]
         return subprocess.run(command, check=False).returncode
+    if args.command == "key-id":
+        from shared.settings import Settings
+        from shared.store.backends import Backends
+        from shared.store.key_ids import KeyIds
+
+        settings = Settings.from_env()
+        backends = Backends.connect(settings)
+        key = sys.stdin.readline().strip() if args.key == "-" else args.key
+        sys.stdout.write(KeyIds(backends.redis, backends.keys, settings.key_id_secret).of(key) + "\n")
+        return 0
     if args.command == "settings":
         from shared.settings import Settings
-        from shared.settings_env import settings_table
+        from shared.settings.environment import settings_table
 
         sys.stdout.write(settings_table(Settings) + "\n")
         return 0

@@ -192,7 +192,7 @@ class Periods(View):
 
 
 class Usage(View):
-    """GET /v1/usage: the caller's own characters (its API key's digest, else its address), by UTC period."""
+    """GET /v1/usage: the caller's own characters (its API key's id, else its address), by UTC period."""
 
     client: str
     day: Periods

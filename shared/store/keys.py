@@ -87,6 +87,11 @@ class Keys:
         TRANSQ_GLOSSARY_MAX_STORED)."""
         return f"{self.prefix}glossaries:{hashlib.sha256(owner.encode()).hexdigest()[:32]}"
 
+    @property
+    def key_id_secret(self) -> str:
+        """The secret API key ids are made with when TRANSQ_KEY_ID_SECRET is empty (shared.store.key_ids)."""
+        return f"{self.prefix}secret:key-ids"
+
     def idempotency(self, digest: str) -> str:
         return f"{self.prefix}idem:{digest}"
 

@@ -127,11 +127,11 @@ def test_the_count_per_key_holds_under_concurrent_creations(api, clean):
 
 
 def test_a_request_glossary_adds_its_terms_to_the_stored_one_of_its_key(make_app):
-    from api.auth import key_digest
     from api.glossaries import with_glossary
     from api.validation import parse_translation_request
     from shared.contract import JobRequest
     from shared.errors import NotFound, ValidationError
+    from shared.store.key_ids import KeyIds
 
     app = make_app(api_keys="alice-key,bob-key", glossary_max_terms=3)
     settings = app.extensions["transq"].settings
@@ -144,7 +144,8 @@ def test_a_request_glossary_adds_its_terms_to_the_stored_one_of_its_key(make_app
         return with_glossary(parse_translation_request({"texts": ["x"], **fields}, settings), key).glossary
 
     with app.test_request_context():
-        key = key_digest("alice-key")
+        services = app.extensions["transq"]
+        key = KeyIds(services.redis, services.keys).of("alice-key")  # the secret the app made in the broker
         assert glossary_of({}, key) is None
         assert glossary_of({"glossary": {"北京": "Beijing"}}, key) == {"北京": "Beijing"}
         assert glossary_of({"glossary_id": gid, "glossary": {"北京": "Beijing"}}, key) == {

@@ -1,8 +1,10 @@
 """Character quotas through a real API process (gunicorn) and a real Redis: each key's characters counted at
 submission, 429 quota_exceeded past its daily limit with the reset time, another key unaffected, a job not
-written (queue full) not charged, GET /v1/usage for the caller's own key, usage by key digest in /metrics."""
+written (queue full) not charged, GET /v1/usage for the caller's own key, usage by key id in /metrics (only
+with the metrics token; an id is keyed with the server's secret, never a bare hash of the key)."""
 
 import hashlib
+import hmac
 
 import pytest
 import requests
@@ -12,10 +14,13 @@ from tests.stack import ApiProcess, stack_settings
 
 pytestmark = pytest.mark.slow
 KEYS = ("first-secret-key", "second-secret-key")
+SECRET = "a-server-secret-for-key-ids"
+METRICS_TOKEN = "scraper-token-0123456789"
 
 
 def digest(key: str) -> str:
-    return "key:" + hashlib.sha256(key.encode()).hexdigest()[:32]
+    """A key's id: HMAC-SHA256 under TRANSQ_KEY_ID_SECRET (shared.store.key_ids)."""
+    return "key:" + hmac.new(SECRET.encode(), key.encode(), hashlib.sha256).hexdigest()[:32]
 
 
 @pytest.fixture
@@ -28,6 +33,8 @@ def api(tmp_path):
             quota_chars_per_day=20,
             quota_overrides=f"{digest(KEYS[1])}=1000/0",
             max_queue=3,
+            key_id_secret=SECRET,
+            metrics_token=METRICS_TOKEN,
         )
         process = ApiProcess(settings, tmp_path / "api.log").start(workers=1)
         try:
@@ -70,9 +77,23 @@ def test_characters_are_counted_per_key_and_refused_past_the_daily_limit(api):
     theirs = usage(api, KEYS[1])["day"]["current"]
     assert (theirs["characters"], theirs["jobs"], theirs["limit"]) == (6, 1, 1000)
 
-    metrics = requests.get(api.url + "/metrics", timeout=10).text
-    assert f'transq_usage_characters_total{{client="{digest(KEYS[0])}"}} 18.0' in metrics
-    assert KEYS[0] not in metrics and KEYS[1] not in metrics
+    # /metrics: totals for anyone, the series by key only with the metrics token; never a key, nor its bare hash
+    scraped = {
+        "open": requests.get(api.url + "/metrics", timeout=10).text,
+        "wrong token": requests.get(api.url + "/metrics", headers={"Authorization": "Bearer nope"}, timeout=10).text,
+        "token": requests.get(
+            api.url + "/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"}, timeout=10
+        ).text,
+    }
+    assert 'transq_usage_characters_total{client="all"} 24.0' in scraped["open"]
+    assert 'transq_usage_characters_total{client="all"} 24.0' in scraped["wrong token"]
+    assert f'transq_usage_characters_total{{client="{digest(KEYS[0])}"}} 18.0' in scraped["token"]
+    assert f'transq_usage_characters_total{{client="{digest(KEYS[1])}"}} 6.0' in scraped["token"]
+    for text in scraped.values():
+        for key in KEYS:
+            assert key not in text and hashlib.sha256(key.encode()).hexdigest()[:32] not in text
+    for text in (scraped["open"], scraped["wrong token"]):
+        assert digest(KEYS[0]) not in text and digest(KEYS[1]) not in text
 
 
 def test_usage_needs_a_key_when_keys_are_on(api):

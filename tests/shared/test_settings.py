@@ -1,7 +1,7 @@
 import pytest
 
 from shared.settings import Settings
-from shared.settings_env import settings_table
+from shared.settings.environment import settings_table
 
 
 def test_defaults_and_environment():

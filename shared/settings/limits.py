@@ -1,115 +1,15 @@
-"""The one settings object: every knob is a TRANSQ_* environment variable."""
+"""Settings of what a client may ask and how long things take and live: input limits, time limits and
+TTLs, completion callbacks and the API's behaviour (a part of the one Settings object, shared.settings)."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from typing import Any
 
-from shared.settings_checks import check
-from shared.settings_env import environment_of, environment_values, setting
+from shared.settings.environment import setting
 
 
 @dataclass(frozen=True)
-class Settings:
-    """Configuration read once from the environment (prefix TRANSQ_)."""
-
-    # Redis roles
-    redis_url: str = setting(
-        "redis://127.0.0.1:6379/0", "Broker and job store (Celery queue, job records, heartbeats). Use `noeviction`."
-    )
-    cache_url: str = setting(
-        "", "Sentence cache Redis; empty means the same server as TRANSQ_REDIS_URL. Use `allkeys-lru`."
-    )
-    key_prefix: str = setting("transq:", "Prefix of every Redis key and of the Celery queue name.")
-    redis_socket_timeout: float = setting(
-        2.0, "Seconds a broker/job-store Redis call may take before the API answers 503."
-    )
-    cache_socket_timeout: float = setting(0.25, "Seconds a cache call may take before it counts as a miss.")
-    redis_ca_file: str = setting(
-        "", "CA certificate (PEM) that verifies the servers of `rediss://` URLs, unless a URL names its ssl_ca_certs."
-    )
-    redis_sentinels: str = setting(
-        "",
-        "Redis Sentinels `host:port,host:port`: the broker/job store is then the master TRANSQ_REDIS_MASTER they "
-        "name, and TRANSQ_REDIS_URL gives only user, password, db and TLS (README: Several hosts).",
-    )
-    redis_master: str = setting("transq", "The broker's master name at TRANSQ_REDIS_SENTINELS.")
-    cache_master: str = setting(
-        "",
-        "The cache's master name at TRANSQ_REDIS_SENTINELS; empty: the cache is TRANSQ_CACHE_URL (or, unset, the "
-        "broker's master).",
-    )
-    replica_wait_ms: int = setting(
-        1000,
-        "With TRANSQ_REDIS_SENTINELS: milliseconds a submission waits for a replica to acknowledge the job "
-        "(`WAIT 1`) before 202; 503 if none did. 0: answer without waiting.",
-    )
-
-    # Model and generation
-    model: str = setting(
-        "Helsinki-NLP/opus-mt-zh-en", "Hugging Face hub id or local folder of a seq2seq translation model."
-    )
-    languages: str = setting(
-        "",
-        "The pair the model translates, `zh-en`; empty: read from the model (its tokenizer config, or an "
-        "opus-mt-xx-yy name), else TRANSQ_SOURCE_LANG-TRANSQ_TARGET_LANG.",
-    )
-    default_pair: str = setting(
-        "zh-en",
-        "The pair a request that names neither source_lang nor target_lang goes to when several pairs are "
-        "served and no served language is detected in its texts (one served pair is always the default); "
-        "empty: such a request gets 422.",
-    )
-    source_lang: str = setting("zh", "Source language of a model that names none (see TRANSQ_LANGUAGES).")
-    target_lang: str = setting("en", "Target language of a model that names none (see TRANSQ_LANGUAGES).")
-    quantize: str = setting(
-        "int8", "`int8` (dynamic int8 Linear layers on CPU) or `none`. Ignored on CUDA, which uses fp16/bf16."
-    )
-    device: str = setting("auto", "`auto` (CUDA when available), `cpu` or `cuda`.")
-    torch_threads: int = setting(
-        0, "Intra-op threads for torch; 0 means the CPUs this process may use (cgroup quota aware)."
-    )
-    num_beams: int = setting(0, "Beam size; 0 means the model's generation config.")
-    target_vocabulary: bool = setting(
-        True,
-        "Compute the decoder's output layer over the target vocabulary only (a Marian model's target.spm "
-        "pieces): faster (bench.engines: +4 % to +69 %). With `0` a float model (TRANSQ_QUANTIZE=none) gives "
-        "generate()'s tokens bit for bit; the target vocabulary differs only where a model writes a source-only "
-        'piece or beam search meets a near tie (README, "Decoding").',
-    )
-    max_new_tokens: int = setting(256, "Upper bound on output tokens per sentence.")
-    min_new_tokens: int = setting(
-        0, "Lower bound on output tokens per sentence (benchmarks force fixed-length outputs with it)."
-    )
-    max_input_tokens: int = setting(
-        256, "Longest sentence in tokens given to the model at once; longer ones are split, never truncated."
-    )
-    max_batch_tokens: int = setting(4096, "Token budget of one model batch: padded source length x sentences x beams.")
-    max_batch_sentences: int = setting(
-        48,
-        "Most rows in one model batch, a row being one beam of one sentence (48: 48 sentences greedy, 12 at beam 4).",
-    )
-    max_round_sentences: int = setting(
-        512, "Most sentences one worker task takes from waiting jobs to translate together."
-    )
-    fair_slice_batches: int = setting(
-        2,
-        "Batches a round runs while other jobs wait before it gives its unfinished jobs back to the queue, so a "
-        "big job cannot hold a worker (0: never).",
-    )
-    output_guard: bool = setting(
-        True,
-        "Make a translation that loops or runs far too long again once, with repeats banned, and flag it in the "
-        "job's warnings (off only for benchmarks, whose random-weight model loops by design).",
-    )
-    cgroup_root: str = setting(
-        "/sys/fs/cgroup", "Where the memory guard reads the container's cgroup (v2 or v1) limit and usage."
-    )
-    memory_headroom_mb: int = setting(
-        128, "Memory kept free below the container limit; batches are shrunk to respect it."
-    )
-
+class LimitSettings:
     # Input limits
     max_body_bytes: int = setting(1_048_576, "Largest request body; larger ones get 413 before parsing.")
     max_document_bytes: int = setting(
@@ -143,7 +43,7 @@ class Settings:
     quota_overrides: str = setting(
         "",
         "Per-key limits: `<client>=<per day>/<per month>` items, comma-separated, the client being a key's "
-        "digest as GET /v1/usage shows it (`key:` and 32 hex digits); 0 means no limit.",
+        "id as GET /v1/usage and `transq key-id KEY` show it (`key:` and 32 hex digits); 0 means no limit.",
     )
     max_document_parts: int = setting(
         50_000,
@@ -238,6 +138,10 @@ class Settings:
     max_queue: int = setting(10_000, "Jobs waiting in the queue above which submissions get 503 `overloaded`.")
     wait_timeout: float = setting(30.0, "Longest `timeout` accepted by POST /v1/translate and used by /api/translate.")
     api_keys: str = setting("", "Comma-separated API keys; empty disables authentication.")
+    key_id_secret: str = setting(
+        "", "Secret of API key ids (HMAC-SHA256); empty: one made at random and kept in the broker on first use."
+    )
+    metrics_token: str = setting("", "Bearer token /metrics needs to show per-API-key series (empty: never shown).")
     rate_limit: str = setting(
         "600/minute", "Per API key (or client address) rate limit in flask-limiter syntax; empty disables it."
     )
@@ -252,28 +156,3 @@ class Settings:
     log_format: str = setting("text", "`text` or `json` (one JSON object per line).")
     log_level: str = setting("INFO", "Logging level.")
     test_hooks: bool = setting(False, "Test-only behaviour (a poison sentence kills the worker). Never in production.")
-
-    @property
-    def effective_cache_url(self) -> str:
-        return self.cache_url or self.redis_url
-
-    def __post_init__(self) -> None:
-        check(self)
-
-    @property
-    def worker_silence_seconds(self) -> float:
-        """How long a worker may go without a heartbeat before it counts as gone: three missed beats."""
-        return self.heartbeat_seconds * 3
-
-    @property
-    def api_key_list(self) -> list[str]:
-        return [key.strip() for key in self.api_keys.split(",") if key.strip()]
-
-    @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None, **overrides: Any) -> Settings:
-        """Every field from TRANSQ_<NAME> or the file TRANSQ_<NAME>_FILE names (a secret); overrides win."""
-        return cls(**{**environment_values(cls, os.environ if environ is None else environ), **overrides})
-
-    def as_env(self) -> dict[str, str]:
-        """The settings as TRANSQ_* variables, for child processes."""
-        return environment_of(self)
