@@ -32,7 +32,7 @@ class Settings:
     redis_sentinels: str = setting(
         "",
         "Redis Sentinels `host:port,host:port`: the broker/job store is then the master TRANSQ_REDIS_MASTER they "
-        "name, and TRANSQ_REDIS_URL gives only user, password, db and TLS (README: Several hosts).",
+        "name, and TRANSQ_REDIS_URL gives only user, password, db and TLS (docs/deployment.md: Several hosts).",
     )
     redis_master: str = setting("transq", "The broker's master name at TRANSQ_REDIS_SENTINELS.")
     cache_master: str = setting(
@@ -76,7 +76,7 @@ class Settings:
         "Compute the decoder's output layer over the target vocabulary only (a Marian model's target.spm "
         "pieces): faster (bench.engines: +4 % to +69 %). With `0` a float model (TRANSQ_QUANTIZE=none) gives "
         "generate()'s tokens bit for bit; the target vocabulary differs only where a model writes a source-only "
-        'piece or beam search meets a near tie (README, "Decoding").',
+        'piece or beam search meets a near tie (docs/architecture.md, "Decoding").',
     )
     max_new_tokens: int = setting(256, "Upper bound on output tokens per sentence.")
     min_new_tokens: int = setting(
@@ -166,7 +166,8 @@ class Settings:
         300, "Sentences longer than this are split at commas or spaces (or hard) before translation."
     )
     glossary_max_terms: int = setting(
-        1000, "Most terms in one glossary: a request's `glossary`, a stored one, or both together (README: Glossaries)."
+        1000,
+        "Most terms in one glossary: a request's `glossary`, a stored one, or both together (docs/api.md: Glossaries).",
     )
     glossary_max_term_chars: int = setting(
         100,
