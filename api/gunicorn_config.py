@@ -26,7 +26,7 @@ worker_connections = int(os.environ.get("GUNICORN_CONNECTIONS", "1000"))
 keepalive = max(1, int(_settings.read_timeout))
 timeout = 30
 graceful_timeout = 30
-# gunicorn's defaults, named here because the README documents them: a 4094-byte request line,
+# gunicorn's defaults, named here because docs/api.md documents them: a 4094-byte request line,
 # 100 header fields, 8190 bytes per field. Over them: 414 / 431 in JSON (api.server).
 limit_request_line = 4094
 limit_request_fields = 100

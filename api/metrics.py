@@ -93,8 +93,8 @@ class RedisStatsCollector:
 
 def _route_gauges(svc: Services) -> Iterator[Metric]:
     """By route (one model, one worker Deployment): what an autoscaler scales a route's workers on (KEDA:
-    README "Kubernetes"). Busy workers come from their heartbeats (a round running), so a scale-in never
-    goes below the workers with work in hand."""
+    docs/deployment.md, "Scaling on the real queue"). Busy workers come from their heartbeats (a round
+    running), so a scale-in never goes below the workers with work in hand."""
     labels = ["route", "pair"]
     depth = GaugeMetricFamily("transq_route_queue_depth", "Jobs waiting in a route's pending set.", labels=labels)
     ready = GaugeMetricFamily("transq_route_workers_ready", "Live workers of a route.", labels=labels)

@@ -1,5 +1,5 @@
 // The page's glossary: one `source = target` per line (a line without `=` keeps its term as written; blank
-// lines and lines starting with # are skipped), sent with a request as its `glossary` (README, "Glossaries").
+// lines and lines starting with # are skipped), sent with a request as its `glossary` (docs/api.md, "Glossaries").
 window.transqGlossary = (function () {
   // {glossary: {...}} to add to a request body, {} when the box is empty; throws naming the line at fault.
   function fields() {

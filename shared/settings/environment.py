@@ -8,7 +8,7 @@ from typing import Any, Mapping
 
 
 def setting(default: Any, help: str) -> Any:
-    """A dataclass field documented for the README's settings table."""
+    """A dataclass field documented in the settings table (`transq settings`, docs/settings.md)."""
     return dataclasses.field(default=default, metadata={"help": help})
 
 

@@ -66,7 +66,8 @@ class LimitSettings:
         300, "Sentences longer than this are split at commas or spaces (or hard) before translation."
     )
     glossary_max_terms: int = setting(
-        1000, "Most terms in one glossary: a request's `glossary`, a stored one, or both together (README: Glossaries)."
+        1000,
+        "Most terms in one glossary: a request's `glossary`, a stored one, or both together (docs/api.md: Glossaries).",
     )
     glossary_max_term_chars: int = setting(
         100,

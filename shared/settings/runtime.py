@@ -28,7 +28,7 @@ class RuntimeSettings:
     redis_sentinels: str = setting(
         "",
         "Redis Sentinels `host:port,host:port`: the broker/job store is then the master TRANSQ_REDIS_MASTER they "
-        "name, and TRANSQ_REDIS_URL gives only user, password, db and TLS (README: Several hosts).",
+        "name, and TRANSQ_REDIS_URL gives only user, password, db and TLS (docs/deployment.md: Several hosts).",
     )
     redis_master: str = setting("transq", "The broker's master name at TRANSQ_REDIS_SENTINELS.")
     cache_master: str = setting(
@@ -72,7 +72,7 @@ class RuntimeSettings:
         "Compute the decoder's output layer over the target vocabulary only (a Marian model's target.spm "
         "pieces): faster (bench.engines: +4 % to +69 %). With `0` a float model (TRANSQ_QUANTIZE=none) gives "
         "generate()'s tokens bit for bit; the target vocabulary differs only where a model writes a source-only "
-        'piece or beam search meets a near tie (README, "Decoding").',
+        'piece or beam search meets a near tie (docs/architecture.md, "Decoding").',
     )
     max_new_tokens: int = setting(256, "Upper bound on output tokens per sentence.")
     min_new_tokens: int = setting(

@@ -1,4 +1,4 @@
-"""Glossaries: terms whose translation must appear verbatim (README, "Glossaries"). No torch: the API validates
+"""Glossaries: terms whose translation must appear verbatim (docs/api.md, "Glossaries"). No torch: the API validates
 and stores them, the worker carries the terms through the model (shared.glossary_protect).
 
 A glossary maps source terms to target terms, `{"北京": "Beijing", "GitHub": "GitHub"}`; a term that maps to

@@ -1,5 +1,5 @@
 """Carrying a glossary's terms through the model, so each term's target appears verbatim in the translation
-and nothing of the mechanism shows (README, "Glossaries").
+and nothing of the mechanism shows (docs/api.md, "Glossaries").
 
 First try: each matched term is replaced by a placeholder, `__1__`, `__2__`, …, the sentence is translated,
 and each placeholder is replaced by its target term. The shipped copy model and its Marian tokenizer give

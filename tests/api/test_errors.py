@@ -1,4 +1,4 @@
-"""RELIABILITY 14, 15, 19 and API.md's error table: every error is one JSON shape, nothing is enqueued."""
+"""RELIABILITY 14, 15, 19 and the errors of docs/api.md: every error is one JSON shape, nothing is enqueued."""
 
 import json
 

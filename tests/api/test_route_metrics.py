@@ -1,5 +1,6 @@
-"""The per-route gauges an autoscaler reads from /metrics (README "Kubernetes"): read here the way KEDA's
-metrics-api trigger reads them (Prometheus text, a metric selected by its route label)."""
+"""The per-route gauges an autoscaler reads from /metrics (docs/deployment.md, "Scaling on the real queue"):
+read here the way KEDA's metrics-api trigger reads them (Prometheus text, a metric selected by its route
+label)."""
 
 from prometheus_client.parser import text_string_to_metric_families
 

@@ -159,7 +159,8 @@ def test_probes_resources_security_and_disruption_budgets(rendered):
         (container,) = pod["containers"]
         for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
             assert container[probe]["exec"]["command"] == ["python3", "-m", "worker.translation.liveness.healthcheck"]
-        # README "Memory sizing" for opus-mt, int8: (peak + 128 MiB headroom) x 1.25 = 1024 MiB at beam 1, 1152 at 4
+        # docs/benchmarks.md, "Memory sizing", for opus-mt, int8: (peak + 128 MiB headroom) x 1.25 = 1024 MiB
+        # at beam 1, 1152 at 4
         beams = Settings.from_env(environment(docs, container)).num_beams
         assert beams in (1, 4)
         assert container["resources"]["limits"]["memory"] == {1: "1Gi", 4: "1152Mi"}[beams]

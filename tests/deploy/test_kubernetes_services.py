@@ -89,7 +89,7 @@ def test_the_in_cluster_redis_servers_require_the_password_the_urls_carry(render
         assert args[0] == "redis-server"
         password = args[args.index("--requirepass") + 1]
         assert password and password == url.password, (name, password, url.password)
-        # the committed password is the placeholder the README says to change, never a real one
+        # the committed password is the placeholder docs/deployment.md says to change, never a real one
         assert password == "change-me"
         # the probe's redis-cli authenticates, and only a PONG passes it
         assert env["REDISCLI_AUTH"] == password

@@ -23,7 +23,7 @@ def signed_headers(secret: str, body: bytes, now: float | None = None) -> dict[s
 
 
 def verify(secret: str, timestamp: str, signature_header: str, body: bytes, tolerance: float = 300) -> bool:
-    """What a receiver does (the README shows it): a fresh timestamp and a matching signature."""
+    """What a receiver does (docs/api.md shows it): a fresh timestamp and a matching signature."""
     if not timestamp.isdigit() or abs(time.time() - int(timestamp)) > tolerance:
         return False
     return hmac.compare_digest(signature(secret, int(timestamp), body), signature_header)

@@ -182,11 +182,11 @@ def start_deliverer(tmp_path: Path) -> Iterator[Callable[..., CallbackDelivererP
         process.stop()
 
 
-def readme_verify() -> Callable[..., bool]:
-    """The receiver's check the README shows under Completion callbacks, run as a user would copy it."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("### Completion callbacks") :]
-    (code,) = re.findall(r"```python\n(.*?)```", section[: section.index("\n### ", 10)], re.S)
+def documented_verify() -> Callable[..., bool]:
+    """The receiver's check docs/api.md shows under Completion callbacks, run as a user would copy it."""
+    page = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    section = page[page.index("\n## Completion callbacks\n") :]
+    (code,) = re.findall(r"```python\n(.*?)```", section[: section.index("\n## ", 10)], re.S)
     namespace: dict[str, object] = {}
-    exec(compile(code, "README.md", "exec"), namespace)
+    exec(compile(code, "docs/api.md", "exec"), namespace)
     return namespace["verify"]  # type: ignore[return-value]

@@ -16,9 +16,9 @@ from tests.worker.callbacks.conftest import (
     ROUTE,
     SECRET,
     callback_settings,
+    documented_verify,
     finished_job,
     queued_job,
-    readme_verify,
     wait_until,
 )
 from worker.callbacks.signing import verify
@@ -49,9 +49,9 @@ def test_a_finished_job_is_posted_to_its_callback_signed(receiver, store, settin
     assert view == expected  # the job's view, as GET /v1/jobs/<id> answers (less its callback's own state)
     assert view["status"] == "succeeded" and view["result"] == {"translations": ["Hello."]}
     assert signature_verifies(got)
-    readme_check = readme_verify()  # the README's snippet, as a receiver would copy it
-    assert readme_check(SECRET.encode(), got.headers, got.body)
-    assert not readme_check(SECRET.encode(), got.headers, got.body.replace(b"Hello", b"Hallo"))
+    documented_check = documented_verify()  # the snippet in docs/api.md, as a receiver would copy it
+    assert documented_check(SECRET.encode(), got.headers, got.body)
+    assert not documented_check(SECRET.encode(), got.headers, got.body.replace(b"Hello", b"Hallo"))
     # what a receiver's check refuses: another secret, a changed body, a replayed (old) timestamp
     assert not signature_verifies(got, secret="another-secret-0123456789")
     assert not verify(SECRET, got.headers["X-Transq-Timestamp"], got.headers["X-Transq-Signature"], got.body + b" ")

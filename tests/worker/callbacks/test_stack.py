@@ -8,7 +8,7 @@ import json
 
 import requests
 
-from tests.worker.callbacks.conftest import SECRET, callback_settings, readme_verify, wait_until
+from tests.worker.callbacks.conftest import SECRET, callback_settings, documented_verify, wait_until
 
 
 def test_a_job_submitted_to_the_api_and_translated_by_a_worker_calls_back(make_stack, receiver, start_deliverer):
@@ -31,7 +31,7 @@ def test_a_job_submitted_to_the_api_and_translated_by_a_worker_calls_back(make_s
     assert final["status"] == "succeeded"
     view = json.loads(got.body)
     assert view["id"] == job["id"] and view["result"] == final["result"]
-    assert readme_verify()(SECRET.encode(), got.headers, got.body)
+    assert documented_verify()(SECRET.encode(), got.headers, got.body)
     record = wait_until(
         lambda: (
             (r := s.r.hgetall(f"{s.settings.key_prefix}job:{job['id']}")).get("callback_state") == "delivered" and r

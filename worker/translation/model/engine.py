@@ -73,7 +73,7 @@ class TranslationEngine:
             self.quantization = str(dtype).replace("torch.", "")
         self.model = model.to(self.device)
         # Our decoding loop where it gives transformers' tokens for this generation config, else generate(),
-        # loudly: a fallback costs a large share of the throughput (README, "Decoding").
+        # loudly: a fallback costs a large share of the throughput (docs/architecture.md, "Decoding").
         fields = unsupported(self.model)
         self.decoder = None if fields else Decoder.for_model(self.model)
         self.decoding = "transq" if self.decoder else "generate"
