@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from shared.settings import Settings
-from shared.settings_env import settings_table
+from shared.settings.environment import settings_table
 
 ROOT = Path(__file__).resolve().parents[1]
 
