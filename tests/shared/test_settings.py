@@ -34,3 +34,14 @@ def test_readme_documents_every_setting_with_its_default():
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     for row in settings_table(Settings).splitlines()[2:]:
         assert row in readme, f"README's settings table is out of date: {row.split('|')[1].strip()}"
+
+
+@pytest.mark.parametrize("prefix", ["transq :", "transq:\n", "tab\tprefix:", "nul\x00:", "x" * 65])
+def test_a_key_prefix_with_whitespace_a_control_character_or_too_long_is_refused(prefix):
+    with pytest.raises(ValueError, match="TRANSQ_KEY_PREFIX"):
+        Settings.from_env({"TRANSQ_KEY_PREFIX": prefix})
+
+
+def test_a_sane_key_prefix_is_taken():
+    for prefix in ("transq:", "team-a:transq:", "t1", "翻译:"):
+        assert Settings.from_env({"TRANSQ_KEY_PREFIX": prefix}).key_prefix == prefix
