@@ -61,7 +61,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     )
     from api.documents import blueprint as documents
 
-    auth.init_app(app, settings)
+    auth.init_app(app, settings, app.extensions["transq"].redis)
     security_headers.init_app(app)
     blueprints = (
         jobs.bp,

@@ -1,5 +1,6 @@
 """A job as the API shows it, built from the contract's JobView (shared.contract); the callback deliverer sends
-the same view (worker.callbacks), reading a document job's part from the broker as the API does."""
+the same view less its callback's own state (worker.callbacks), reading a document job's part from the broker
+as the API does."""
 
 from __future__ import annotations
 
@@ -21,7 +22,22 @@ def job_error(job: Job) -> dict[str, str]:
 def job_view(job: Job, documents: DocumentStore, low_confidence: float) -> dict[str, Any]:
     """The job's public body: its progress; once it has succeeded its result (a document job's: its translated
     documents, from `documents`; with scores asked for, its sentences' scores and their summary against
-    `low_confidence`, TRANSQ_LOW_CONFIDENCE), once it has failed its error."""
+    `low_confidence`, TRANSQ_LOW_CONFIDENCE), once it has failed its error; its callback's delivery."""
+    parts = _parts(job, documents, low_confidence)
+    if job.callback_url:
+        delivery = job.callback or delivery_state({"callback_url": job.callback_url})  # a job just made: pending
+        parts["callback"] = CallbackDelivery(**callback_view(job.callback_url, delivery))
+    return _dump(job, parts)
+
+
+def callback_body(job: Job, documents: DocumentStore, low_confidence: float) -> dict[str, Any]:
+    """What a job's callback POSTs: its view (job_view) without its callback, whose delivery's own state is
+    not news to its receiver."""
+    return _dump(job, _parts(job, documents, low_confidence))
+
+
+def _parts(job: Job, documents: DocumentStore, low_confidence: float) -> dict[str, Any]:
+    """The parts of the view that only some jobs have, its callback's apart."""
     parts: dict[str, Any] = {}
     if job.warnings:
         parts["warnings"] = job.warnings
@@ -39,9 +55,10 @@ def job_view(job: Job, documents: DocumentStore, low_confidence: float) -> dict[
         parts["error"] = job_error(job)
     if job.detected:
         parts["detected"] = Detection(**job.detected)
-    if job.callback_url:
-        delivery = job.callback or delivery_state({"callback_url": job.callback_url})  # a job just made: pending
-        parts["callback"] = CallbackDelivery(**callback_view(job.callback_url, delivery))
+    return parts
+
+
+def _dump(job: Job, parts: dict[str, Any]) -> dict[str, Any]:
     view = JobView(
         id=job.id,
         status=job.status,

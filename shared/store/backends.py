@@ -1,6 +1,7 @@
-"""The Redis clients and the stores built on them, made in one place for the API, the document stage and the
-worker: the broker's client (jobs, documents, statistics, the worker registry) and the cache's (sentences);
-and, for the API and the document stage, the served routes and a producer of tasks (Services)."""
+"""The Redis clients and the stores built on them, made once per process, in one place, for the API, the
+document stage and the worker: the broker's one client (jobs, documents, statistics, the worker registry,
+quotas, glossaries) and the cache's (sentences); and, for the API and the document stage, the served routes
+and a producer of tasks (Services)."""
 
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ class Backends:
             keys=keys,
             redis=client,
             store=JobStore(client, keys, settings.job_ttl, settings.result_ttl),
-            documents=DocumentStore(settings, keys),
+            documents=DocumentStore(client, keys, settings),
             cache=SentenceCache(cache_redis(settings), keys, settings.cache_ttl),
             stats=Stats(client, keys),
             registry=WorkerRegistry(client, keys, ttl_seconds=settings.worker_silence_seconds),

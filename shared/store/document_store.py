@@ -10,11 +10,13 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
+import redis
+from redis.client import NEVER_DECODE
+
 from shared.settings import Settings
 from shared.store.job_record import utc_now
 from shared.store.job_scripts import PARSED, RENDERED
 from shared.store.keys import Keys
-from shared.store.redis_client import broker_redis
 
 _LEVEL = 1  # fast (the API compresses an upload on its request path): a few MB in tens of milliseconds
 
@@ -60,12 +62,10 @@ class DocumentRecord:
 class DocumentStore:
     """Reads a document job's stored data; moves it on once parsed or rendered (one atomic script each)."""
 
-    def __init__(self, settings: Settings, keys: Keys):
-        self.client = broker_redis(settings)
-        self.raw = broker_redis(settings, decode_responses=False)  # the compressed data
-        self.keys, self.settings = keys, settings
-        self._parsed = self.client.register_script(PARSED)
-        self._rendered = self.client.register_script(RENDERED)
+    def __init__(self, client: redis.Redis, keys: Keys, settings: Settings):
+        self.client, self.keys, self.settings = client, keys, settings
+        self._parsed = client.register_script(PARSED)
+        self._rendered = client.register_script(RENDERED)
 
     def record(self, job_id: str) -> DocumentRecord | None:
         """The job's document record; None for a job without a document (or none at all)."""
@@ -73,10 +73,10 @@ class DocumentStore:
         return DocumentRecord(layout, filename or "") if layout else None
 
     def source(self, job_id: str) -> bytes | None:
-        return self.raw.get(self.keys.document_source(job_id))
+        return self._compressed(self.keys.document_source(job_id))
 
     def output(self, job_id: str) -> bytes | None:
-        return self.raw.get(self.keys.document_output(job_id))
+        return self._compressed(self.keys.document_output(job_id))
 
     def translated(self, job_id: str, fmt: str) -> list[str | bytes] | None:
         """A rendered job's translated documents, one per source; None once they have expired."""
@@ -118,3 +118,7 @@ class DocumentStore:
         keys = [self.keys.job(job_id), self.keys.document_output(job_id), self.keys.document_source(job_id)]
         keys.append(self.keys.callbacks_due)
         return bool(self._rendered(keys=keys, args=args))
+
+    def _compressed(self, key: str) -> bytes | None:
+        """A key's bytes as stored (the broker's client decodes every other answer)."""
+        return self.client.execute_command("GET", key, **{NEVER_DECODE: True})

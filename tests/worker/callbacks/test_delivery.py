@@ -44,7 +44,8 @@ def test_a_finished_job_is_posted_to_its_callback_signed(receiver, store, settin
     assert got.path == "/hooks/transq?from=test"
     assert got.headers["Content-Type"] == "application/json" and got.headers["X-Transq-Job"] == job.id
     view = json.loads(got.body)
-    expected = job_view(store.get(job.id), DocumentStore(settings, Keys(settings.key_prefix)), settings.low_confidence)
+    documents = DocumentStore(store.client, Keys(settings.key_prefix), settings)
+    expected = job_view(store.get(job.id), documents, settings.low_confidence)
     expected.pop("callback")
     assert view == expected  # the job's view, as GET /v1/jobs/<id> answers (less its callback's own state)
     assert view["status"] == "succeeded" and view["result"] == {"translations": ["Hello."]}

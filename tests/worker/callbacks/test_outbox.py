@@ -52,7 +52,7 @@ def test_every_way_to_final_enters_it_once_and_a_job_without_a_callback_never(st
     # a document job rendered by the document stage
     document = queued_job(URL, status="parsing")
     store.create(document)
-    assert DocumentStore(settings, Keys(settings.key_prefix)).rendered(document.id, b"packed", {})
+    assert DocumentStore(redis_client, Keys(settings.key_prefix), settings).rendered(document.id, b"packed", {})
     assert sorted(due(store)) == sorted([failed.id, cancelled.id, cached.id, lost.id, document.id])
     assert plain.id not in due(store)
     assert store.get(plain.id).callback == {}
