@@ -1,13 +1,12 @@
 """A document job's data in the broker: its source and its translated documents, compressed, in keys of
-their own that live TRANSQ_DOCUMENT_TTL; what its job record holds of it (the document's layout and file
-name, fields of the record that shared.store.jobs.Job does not read: DocumentRecord); and the two steps of the
-document stage (worker.documents.stage) that move the job on: parsed and rendered."""
+their own that live TRANSQ_DOCUMENT_TTL; and the two steps of the document stage (worker.documents.stage)
+that move the job on: parsed and rendered. What its record holds of its document (its layout and file name)
+is the job's own `document` (shared.store.job_record.DocumentRecord)."""
 
 from __future__ import annotations
 
 import json
 import zlib
-from dataclasses import dataclass
 from typing import Any
 
 import redis
@@ -46,19 +45,6 @@ def unpack_documents(data: bytes, fmt: str, limit: int) -> list[str | bytes]:
     return [raw] if fmt == "docx" else json.loads(raw)
 
 
-@dataclass(frozen=True)
-class DocumentRecord:
-    """What a document job's record holds of its document: its layout (JSON: format, file name, sizes; the
-    units of each document once parsed) and the uploaded file name ('' when none was given)."""
-
-    layout: str
-    filename: str = ""
-
-    def fields(self) -> dict[str, str]:
-        """The record's fields (JobStore.create(record_fields=...))."""
-        return {"document": self.layout, **({"filename": self.filename} if self.filename else {})}
-
-
 class DocumentStore:
     """Reads a document job's stored data; moves it on once parsed or rendered (one atomic script each)."""
 
@@ -66,11 +52,6 @@ class DocumentStore:
         self.client, self.keys, self.settings = client, keys, settings
         self._parsed = client.register_script(PARSED)
         self._rendered = client.register_script(RENDERED)
-
-    def record(self, job_id: str) -> DocumentRecord | None:
-        """The job's document record; None for a job without a document (or none at all)."""
-        layout, filename = self.client.hmget(self.keys.job(job_id), ["document", "filename"])
-        return DocumentRecord(layout, filename or "") if layout else None
 
     def source(self, job_id: str) -> bytes | None:
         return self._compressed(self.keys.document_source(job_id))

@@ -11,7 +11,7 @@ import redis
 from shared.errors import ErrorCode
 from shared.store.claim_scripts import CLAIM, LAPSED, PARK, PROGRESS, RELEASE, RENEW
 from shared.store.job_claims import WorkerSide
-from shared.store.job_record import RECORD_FIELDS, Job, utc_now
+from shared.store.job_record import Job, utc_now
 from shared.store.job_scripts import CREATE, FORGET, TRANSITION
 from shared.store.job_status import Creation, JobStatus, Move
 from shared.store.keys import Keys
@@ -74,14 +74,12 @@ class JobStore(WorkerSide):
         usage: Usage | None = None,
         document_source: bytes = b"",
         document_ttl: int = 0,
-        record_fields: dict[str, str] | None = None,
     ) -> Created:
         """Store a job in one atomic call: a queued one joins its route's pending set (unless `max_queue`
         jobs already wait there), a finished one gets the result TTL; the idempotency key is set in the
-        same call, unless it already names a job. A document job (status parsing) stores its compressed
-        source for `document_ttl`s, and `record_fields` (its layout and file name: shared.store.document_store) in
-        its record. With `usage`, the job's bytes count against its client's storage limit
-        ('over_quota', nothing written, when it would go over)."""
+        same call, unless it already names a job. A document job (status parsing, its `document` in its
+        record) stores its compressed source for `document_ttl`s. With `usage`, the job's bytes count
+        against its client's storage limit ('over_quota', nothing written, when it would go over)."""
         waiting = job.status in (JobStatus.QUEUED, JobStatus.PARSING)
         args: list[Any] = [
             self.job_ttl if waiting else self.result_ttl,
@@ -93,7 +91,7 @@ class JobStore(WorkerSide):
             f"{usage.key} {usage.limit} {document_ttl or self.job_ttl}" if usage else "",
             document_source,
         ]
-        for pair in {**job.to_hash(), **(record_fields or {})}.items():
+        for pair in job.to_hash().items():
             args.extend(pair)
         idem_key = idempotency.key if idempotency else self.keys.job(job.id)
         keys = [
@@ -127,14 +125,11 @@ class JobStore(WorkerSide):
         return self.get_many([job_id])[0]
 
     def get_many(self, job_ids: list[str]) -> list[Job | None]:
+        """Each job's record, one HGETALL each (None for a job that is gone)."""
         pipe = self.client.pipeline(transaction=False)
         for job_id in job_ids:
-            pipe.hmget(self.keys.job(job_id), RECORD_FIELDS)
-        jobs: list[Job | None] = []
-        for values in pipe.execute():
-            data = {name: value for name, value in zip(RECORD_FIELDS, values) if value is not None}
-            jobs.append(Job.from_hash(data) if data.get("status") else None)
-        return jobs
+            pipe.hgetall(self.keys.job(job_id))
+        return [Job.from_hash(data) if data.get("status") else None for data in pipe.execute()]
 
     def statuses(self, job_ids: list[str]) -> list[str | None]:
         pipe = self.client.pipeline(transaction=False)

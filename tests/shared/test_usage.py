@@ -5,8 +5,7 @@ finishes, released when the data expires or the job is forgotten."""
 import time
 
 from shared.errors import ErrorCode
-from shared.store.document_store import DocumentRecord
-from shared.store.job_record import Job, new_job_id, utc_now
+from shared.store.job_record import DocumentRecord, Job, new_job_id, utc_now
 from shared.store.job_status import JobStatus
 from shared.store.jobs import JobStore, Usage
 from shared.store.keys import Keys
@@ -42,8 +41,8 @@ def test_a_document_is_charged_and_what_a_finished_job_no_longer_holds_is_releas
     store = JobStore(redis_client, KEYS, job_ttl=100, result_ttl=50)
     usage = Usage(KEYS.usage("key:a"), 0)
     document = job([], status=JobStatus.PARSING)
-    record = DocumentRecord('{"format": "markdown"}', "a.md")
-    store.create(document, usage=usage, document_source=b"x" * 20_000, document_ttl=30, record_fields=record.fields())
+    document.document = DocumentRecord('{"format": "markdown"}', "a.md")
+    store.create(document, usage=usage, document_source=b"x" * 20_000, document_ttl=30)
     assert redis_client.ttl(KEYS.document_source(document.id)) == 30
     assert 20_000 < held(redis_client, "key:a") < 21_000
     store.fail(document.id, ErrorCode.INVALID_DOCUMENT, "bad")

@@ -31,8 +31,7 @@ def run_document_job(services: Services, job_id: str) -> str:
     job = services.store.get(job_id)
     if job is None or job.status not in (JobStatus.PARSING, JobStatus.RENDERING):
         return ""
-    record = services.documents.record(job_id)
-    layout = json.loads(record.layout) if record else {}
+    layout = json.loads(job.document.layout) if job.document else {}
     packed = services.documents.source(job_id)
     if packed is None or not layout:
         raise Expired("the document expired before it was translated (TRANSQ_DOCUMENT_TTL): upload it again")

@@ -4,6 +4,7 @@ settings), a real Redis."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -27,7 +28,7 @@ from worker.callbacks.signing import verify
 def delivery(store: JobStore, job_id: str, state: str = "delivered") -> dict:
     """The job's callback once it is `state`."""
     return wait_until(  # type: ignore[return-value]
-        lambda: (job := store.get(job_id)) and job.callback.get("state") == state and job.callback,
+        lambda: (job := store.get(job_id)) and job.callback.state == state and dataclasses.asdict(job.callback),
         what=f"callback of {job_id} {state}",
     )
 
@@ -168,7 +169,7 @@ def test_a_pending_callback_survives_a_broker_restart_and_the_deliverer_waits_it
         deliverer = start_deliverer(settings)
         job = finished_job(store, receiver.url)
         receiver.wait_for(1)
-        wait_until(lambda: store.get(job.id).callback["last_status"] == 500, what="the first attempt settled")
+        wait_until(lambda: store.get(job.id).callback.last_status == 500, what="the first attempt settled")
         broker.kill()
         wait_until(lambda: "cannot take callbacks from the broker" in deliverer.log_tail(), what="the outage seen")
         assert deliverer.process.poll() is None

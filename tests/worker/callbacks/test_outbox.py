@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 
+from shared.store.callback_state import Delivery
 from shared.store.document_store import DocumentStore
 from shared.store.job_status import ClaimOutcome
 from shared.store.jobs import JobStore
@@ -26,7 +27,7 @@ def test_a_job_enters_the_due_set_when_it_becomes_final_and_not_before(store):
     store.create(job)
     claim = store.claim(job.id, ROUTE, "worker-1", lease_seconds=5, max_deliveries=3)
     assert due(store) == []
-    assert store.get(job.id).callback == {"state": "pending", "attempts": 0, "last_status": None, "last_error": None}
+    assert store.get(job.id).callback == Delivery(state="pending", attempts=0, last_status=None, last_error=None)
     assert store.succeed(job.id, claim.fence, ["Hello."], 0, 1) == "ok"
     assert due(store) == [job.id]
     record = store.client.hgetall(store.keys.job(job.id))
@@ -55,7 +56,7 @@ def test_every_way_to_final_enters_it_once_and_a_job_without_a_callback_never(st
     assert DocumentStore(redis_client, Keys(settings.key_prefix), settings).rendered(document.id, b"packed", {})
     assert sorted(due(store)) == sorted([failed.id, cancelled.id, cached.id, lost.id, document.id])
     assert plain.id not in due(store)
-    assert store.get(plain.id).callback == {}
+    assert store.get(plain.id).callback is None
 
 
 def test_a_take_leases_entries_and_a_late_settlement_is_fenced(store, redis_client):
@@ -72,7 +73,7 @@ def test_a_take_leases_entries_and_a_late_settlement_is_fenced(store, redis_clie
     (third,) = outbox.take(10, lease_seconds=30)
     assert outbox.delivered(third, 204) == "delivered"
     assert due(store) == [] and outbox.take(10, 30) == []
-    assert store.get(job.id).callback == {"state": "delivered", "attempts": 3, "last_status": 204, "last_error": None}
+    assert store.get(job.id).callback == Delivery(state="delivered", attempts=3, last_status=204, last_error=None)
 
 
 def test_a_retry_past_the_deadline_fails_and_an_expired_job_leaves_the_outbox(store, redis_client):
@@ -80,7 +81,7 @@ def test_a_retry_past_the_deadline_fails_and_an_expired_job_leaves_the_outbox(st
     job = finished_job(store, URL)
     (attempt,) = outbox.take(10, 30)
     assert outbox.retry(attempt, 5.0, 2, "timed out", None) == "failed"
-    assert store.get(job.id).callback["state"] == "failed" and due(store) == []
+    assert store.get(job.id).callback.state == "failed" and due(store) == []
     gone = finished_job(store, URL)
     redis_client.delete(store.keys.job(gone.id))
     assert outbox.take(10, 30) == [] and due(store) == []

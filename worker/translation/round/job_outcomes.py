@@ -30,7 +30,7 @@ def save_progress(ctx: WorkerContext, work: JobWork) -> bool:
 def finish(ctx: WorkerContext, work: JobWork) -> None:
     """Store a complete job's result: it succeeds, or a document job goes to the document stage."""
     job_id = work.job.id
-    if ctx.broker.retry(lambda: ctx.documents.record(job_id)) is not None:  # a document job: rendered next
+    if work.job.document is not None:  # a document job: rendered next
         outcome = ctx.store.translated(
             job_id, work.assemble(), work.cached, work.done, work.warnings, work.fence, work.assemble_scores()
         )
