@@ -86,27 +86,29 @@ class JobStore(WorkerSide):
             repr(job.submitted) if job.status == JobStatus.QUEUED else "",
             job.id,
             max_queue,
-            f"{idempotency.ttl} {idempotency.request_digest}" if idempotency else "",
+            idempotency.ttl if idempotency else "",
+            idempotency.request_digest if idempotency else "",
             self.keys.job(""),
-            f"{usage.key} {usage.limit} {document_ttl or self.job_ttl}" if usage else "",
+            usage.key if usage else "",
+            usage.limit if usage else 0,
+            document_ttl or self.job_ttl,
             document_source,
         ]
         for pair in job.to_hash().items():
             args.extend(pair)
-        idem_key = idempotency.key if idempotency else self.keys.job(job.id)
         keys = [
             self.keys.job(job.id),
             self.keys.pending(job.route),
-            idem_key,
+            idempotency.key if idempotency else self.keys.job(job.id),
             self.keys.document_source(job.id),
             self.keys.callbacks_due,
         ]
-        outcome, existing = self._create(keys=keys, args=args)
+        outcome, *found = self._create(keys=keys, args=args)
         if outcome == Creation.EXISTS:
-            job_id, _, digest = existing.partition(" ")
+            job_id, digest = found
             return Created(Creation.EXISTS, job_id, digest)
         if outcome == Creation.OVER_QUOTA:
-            held, retry_after = existing.split()
+            held, retry_after = found
             return Created(Creation.OVER_QUOTA, held_bytes=int(held), retry_after=int(retry_after))
         return Created(Creation(outcome), job.id if outcome == Creation.CREATED else "")
 

@@ -7,7 +7,7 @@ import time
 from shared.errors import ErrorCode
 from shared.store.job_record import DocumentRecord, Job, new_job_id, utc_now
 from shared.store.job_status import JobStatus
-from shared.store.jobs import JobStore, Usage
+from shared.store.jobs import Idempotency, JobStore, Usage
 from shared.store.keys import Keys
 
 ROUTE = "zh-en-0123456789"
@@ -67,3 +67,20 @@ def test_expired_and_forgotten_data_is_released(redis_client):
     time.sleep(2.1)  # the records expire; their entries go on the client's next submission
     assert store.create(job(["字" * 5_000]), usage=usage).outcome == "created"
     assert 15_000 < held(redis_client, "addr:3") < 16_000
+
+
+def test_the_scripts_take_each_value_as_an_argument_of_its_own(redis_client):
+    """No script splits a packed argument: keys with a space in them (a prefix Settings now refuses, which
+    once silently turned the storage accounting off) are accounted, and an idempotency key answers its job."""
+    keys = Keys("transq test: ")
+    store = JobStore(redis_client, keys, job_ttl=100, result_ttl=50)
+    usage = Usage(keys.usage("addr:4"), 25_000)
+    idempotency = Idempotency(keys.idempotency("k"), "digest", 60)
+    first = job(["字" * 5_000])
+    assert store.create(first, idempotency=idempotency, usage=usage).outcome == "created"
+    assert 15_000 < int(redis_client.get(usage.key + ":bytes")) < 16_000
+    again = store.create(job(["字" * 5_000]), idempotency=idempotency, usage=usage)
+    assert (again.outcome, again.job_id, again.request_digest) == ("exists", first.id, "digest")
+    refused = store.create(job(["字" * 5_000]), usage=usage)
+    assert refused.outcome == "over_quota" and refused.held_bytes == int(redis_client.get(usage.key + ":bytes"))
+    assert redis_client.zcard(keys.pending(ROUTE)) == 1
