@@ -1,6 +1,6 @@
 """The job store's Lua scripts for workers: claiming a job (with its lease and fence), renewing and releasing
-leases, finding lapsed ones, parking a job and recording progress. Only shared.store.jobs.JobStore runs them; the
-pieces they share with the other scripts are in shared.store.job_scripts."""
+leases, finding lapsed ones, parking a job and recording progress. Only shared.store.job_claims.JobClaims runs
+them; the pieces they share with the other scripts are in shared.store.job_scripts."""
 
 from shared.store.job_scripts import FENCE, OUTBOX
 
@@ -121,8 +121,9 @@ RELEASE = FENCE + "if fenced(KEYS[1], ARGV[1]) then return 0 end\nreturn redis.c
 
 # KEYS: a route's running set. ARGV: job key prefix, lease key prefix, limit. Running jobs whose lease lapsed
 # (their worker died, stalled or was cut off) and that nobody claimed since, oldest deadline first; their
-# Celery message may wait for the broker's visibility timeout, so a live worker wakes them (WorkerContext).
-# Keeps the set itself: a renewed lease moves its job to its new deadline, a finished or parked job leaves.
+# Celery message may wait for the broker's visibility timeout, so a live worker wakes them
+# (worker.translation.liveness.sweeps). Keeps the set itself: a renewed lease moves its job to its new
+# deadline, a finished or parked job leaves.
 LAPSED = """
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)

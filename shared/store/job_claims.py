@@ -1,5 +1,7 @@
-"""The worker's side of the job store: claiming jobs with leases and fences, renewing and dropping leases,
-parking, progress, the wake-ups of waiting jobs (shared.store.jobs.JobStore takes these methods)."""
+"""A worker's hold on the jobs it runs, in Redis: claiming a job (with a lease and a fence), renewing and
+dropping leases, finding lapsed ones, parking a job, recording its progress (and reading it back when the
+job resumes), and the wake-ups of waiting jobs. Each change is one atomic script (shared.store.claim_scripts).
+The job's record and its status moves are shared.store.jobs.JobStore's."""
 
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ from typing import Any
 import redis
 
 from shared.errors import ErrorCode
-from shared.store.job_record import utc_now
+from shared.store.claim_scripts import CLAIM, LAPSED, PARK, PROGRESS, RELEASE, RENEW
+from shared.store.job_record import JOB_HASH, utc_now
 from shared.store.job_status import ClaimOutcome, Move
 from shared.store.keys import Keys
 
@@ -27,13 +30,20 @@ class Claim:
     fence: int = 0
 
 
-class WorkerSide:
-    """JobStore's methods for workers; its scripts are registered by JobStore."""
+class JobClaims:
+    """The claims, leases and fences of the workers on the jobs they run."""
 
-    client: redis.Redis
-    keys: Keys
-    job_ttl: int
-    result_ttl: int
+    def __init__(self, client: redis.Redis, keys: Keys, job_ttl: int, result_ttl: int):
+        self.client = client
+        self.keys = keys
+        self.job_ttl = job_ttl
+        self.result_ttl = result_ttl
+        self._claim = client.register_script(CLAIM)
+        self._renew = client.register_script(RENEW)
+        self._park = client.register_script(PARK)
+        self._progress = client.register_script(PROGRESS)
+        self._release = client.register_script(RELEASE)
+        self._lapsed = client.register_script(LAPSED)
 
     def claim(
         self,
@@ -45,12 +55,9 @@ class WorkerSide:
         fresh_only: bool = False,
         lapse_is_loss: bool = True,
     ) -> Claim:
-        error = json.dumps(
-            {
-                "code": ErrorCode.WORKER_LOST.value,
-                "message": f"the worker died {max_deliveries} times while running this job",
-            }
-        )
+        """Take a job (see claim_scripts.CLAIM): one whose workers died `max_deliveries` times fails as lost."""
+        lost = f"the worker died {max_deliveries} times while running this job"
+        error = JOB_HASH.encode_values(error={"code": ErrorCode.WORKER_LOST.value, "message": lost})["error"]
         outcome, attempts, *fence = self._claim(
             keys=[
                 self.keys.job(job_id),
@@ -112,7 +119,8 @@ class WorkerSide:
         return list(self._lapsed(keys=[self.keys.running(route)], args=[self.keys.job(""), self.keys.lease(""), limit]))
 
     def park(self, job_id: str, route: str, worker: str, fence: int) -> bool:
-        """Give a job this worker runs back to its route's pending set (see claim_scripts.PARK); False if it was not ours."""
+        """Give a job this worker runs back to its route's pending set (see claim_scripts.PARK); False if it
+        was not ours."""
         keys = [self.keys.job(job_id), self.keys.pending(route), self.keys.lease(job_id)]
         return bool(self._park(keys=keys, args=[job_id, worker, fence]))
 
@@ -128,8 +136,8 @@ class WorkerSide:
     ) -> Move:
         """Record progress and the job's `new` translations (by sentence index), kept until it is final so
         that a parked or redelivered job resumes where it was, whatever the sentence cache holds, with their
-        `scores` (fields `s<index>`); and its `warnings` (all of them) when given. 'ok'; 'fenced' (claimed again since `fence`: nothing written);
-        'stopped' (not running)."""
+        `scores` (fields `s<index>`); and its `warnings` (all of them) when given. 'ok'; 'fenced' (claimed
+        again since `fence`: nothing written); 'stopped' (not running)."""
         args: list[Any] = [
             sentences_done,
             cached,

@@ -1,4 +1,7 @@
-"""Job records in Redis; every status change is one atomic Lua script, so status only moves forward."""
+"""A job's life in Redis as the API and the document stage see it: created (with its idempotency key, queue
+cap and storage account), read, and moved forward (cancelled, failed, translated), each change one atomic Lua
+script (shared.store.job_scripts), so status only moves forward. A worker's claims, leases and progress on
+the jobs it runs are shared.store.job_claims.JobClaims."""
 
 from __future__ import annotations
 
@@ -9,8 +12,6 @@ from typing import Any
 import redis
 
 from shared.errors import ErrorCode
-from shared.store.claim_scripts import CLAIM, LAPSED, PARK, PROGRESS, RELEASE, RENEW
-from shared.store.job_claims import WorkerSide
 from shared.store.job_record import Job, utc_now
 from shared.store.job_scripts import CREATE, FORGET, TRANSITION
 from shared.store.job_status import Creation, JobStatus, Move
@@ -46,7 +47,7 @@ class Usage:
     limit: int
 
 
-class JobStore(WorkerSide):
+class JobStore:
     """Create, read and move jobs forward in Redis."""
 
     def __init__(self, client: redis.Redis, keys: Keys, job_ttl: int, result_ttl: int):
@@ -56,15 +57,7 @@ class JobStore(WorkerSide):
         self.result_ttl = result_ttl
         self._create = client.register_script(CREATE)
         self._transition = client.register_script(TRANSITION)
-        self._claim = client.register_script(CLAIM)
-        self._renew = client.register_script(RENEW)
-        self._park = client.register_script(PARK)
-        self._progress = client.register_script(PROGRESS)
         self._forget = client.register_script(FORGET)
-        self._release = client.register_script(RELEASE)
-        self._lapsed = client.register_script(LAPSED)
-
-    # --- the API side -------------------------------------------------------------
 
     def create(
         self,

@@ -17,6 +17,7 @@ from tests.worker.callbacks.conftest import (
     ROUTE,
     SECRET,
     callback_settings,
+    claims_of,
     finished_job,
     queued_job,
     readme_verify,
@@ -103,9 +104,10 @@ def test_a_job_whose_worker_died_too_often_still_gets_its_callback(receiver, sto
     start_deliverer(settings)
     job = queued_job(receiver.url)
     store.create(job)
-    claim = store.claim(job.id, ROUTE, "worker-1", lease_seconds=5, max_deliveries=1)
-    store.drop_lease(job.id, claim.fence)  # its worker was killed: the lease lapsed
-    store.claim(job.id, ROUTE, "worker-2", lease_seconds=5, max_deliveries=1)
+    claims = claims_of(store)
+    claim = claims.claim(job.id, ROUTE, "worker-1", lease_seconds=5, max_deliveries=1)
+    claims.drop_lease(job.id, claim.fence)  # its worker was killed: the lease lapsed
+    claims.claim(job.id, ROUTE, "worker-2", lease_seconds=5, max_deliveries=1)
     (got,) = receiver.wait_for(1)
     assert json.loads(got.body)["error"]["code"] == "worker_lost"
     assert delivery(store, job.id)["attempts"] == 1

@@ -12,7 +12,7 @@ from shared.store.document_store import DocumentStore
 from shared.store.job_status import ClaimOutcome
 from shared.store.jobs import JobStore
 from shared.store.keys import Keys
-from tests.worker.callbacks.conftest import ROUTE, finished_job, queued_job
+from tests.worker.callbacks.conftest import ROUTE, claims_of, finished_job, queued_job
 from worker.callbacks.outbox import Outbox
 
 URL = "https://hooks.example.com/transq"
@@ -25,7 +25,7 @@ def due(store: JobStore) -> list[str]:
 def test_a_job_enters_the_due_set_when_it_becomes_final_and_not_before(store):
     job = queued_job(URL)
     store.create(job)
-    claim = store.claim(job.id, ROUTE, "worker-1", lease_seconds=5, max_deliveries=3)
+    claim = claims_of(store).claim(job.id, ROUTE, "worker-1", lease_seconds=5, max_deliveries=3)
     assert due(store) == []
     assert store.get(job.id).callback == Delivery(state="pending", attempts=0, last_status=None, last_error=None)
     assert store.succeed(job.id, claim.fence, ["Hello."], 0, 1) == "ok"
@@ -47,9 +47,10 @@ def test_every_way_to_final_enters_it_once_and_a_job_without_a_callback_never(st
     # a job whose worker died: its lease lapsed, and the next claim finds its deliveries spent
     lost = queued_job(URL)
     store.create(lost)
-    first = store.claim(lost.id, ROUTE, "worker-1", lease_seconds=5, max_deliveries=1)
-    store.drop_lease(lost.id, first.fence)
-    assert store.claim(lost.id, ROUTE, "worker-2", lease_seconds=5, max_deliveries=1).outcome == ClaimOutcome.LOST
+    claims = claims_of(store)
+    first = claims.claim(lost.id, ROUTE, "worker-1", lease_seconds=5, max_deliveries=1)
+    claims.drop_lease(lost.id, first.fence)
+    assert claims.claim(lost.id, ROUTE, "worker-2", lease_seconds=5, max_deliveries=1).outcome == ClaimOutcome.LOST
     # a document job rendered by the document stage
     document = queued_job(URL, status="parsing")
     store.create(document)

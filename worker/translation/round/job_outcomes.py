@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 def save_progress(ctx: WorkerContext, work: JobWork) -> bool:
     """Record the job's progress; False when it was refused (the job was taken over: drop it)."""
     new, warnings = work.unsaved(), work.unsaved_warnings()
-    outcome = ctx.store.set_progress(
+    outcome = ctx.job_claims.set_progress(
         work.job.id, work.fence, work.done, work.cached, new, warnings, work.unsaved_scores(new)
     )
     return _not_taken_over(ctx, work.job.id, outcome, "progress")
@@ -75,7 +75,9 @@ def park(ctx: WorkerContext, active: dict[str, JobWork]) -> None:
         if not save_progress(ctx, work):
             continue  # taken over by another worker: not ours to give back
         job_id = work.job.id
-        if ctx.store.park(job_id, ctx.route.key, ctx.worker_id, work.fence) and ctx.store.mark_woken(job_id, ttl):
+        if ctx.job_claims.park(job_id, ctx.route.key, ctx.worker_id, work.fence) and ctx.job_claims.mark_woken(
+            job_id, ttl
+        ):
             try:
                 ctx.wakeups.wake(job_id)
             except Exception as exc:  # noqa: BLE001 - the job is safe in the pending set
