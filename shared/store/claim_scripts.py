@@ -97,19 +97,20 @@ return 1
 """
 )
 
-# KEYS: job, partial translations. ARGV: sentences done so far, of them from the cache, ttl, the job's
-# warnings ('' when unchanged), fence, then index/translation pairs of new translations. Never recreates an
-# expired record. Returns 'ok', 'fenced' or 'stopped' (the job is not running).
+# KEYS: job, partial translations. ARGV: fence, ttl, n, then the record's n field/value pairs (its progress:
+# sentences done, of them from the cache, its warnings when new), then the partial hash's field/value pairs
+# (new translations by sentence index, their scores). Never recreates an expired record. Returns 'ok',
+# 'fenced' or 'stopped' (the job is not running).
 PROGRESS = (
     FENCE
     + """
-if fenced(KEYS[1], ARGV[5]) then return 'fenced' end
+if fenced(KEYS[1], ARGV[1]) then return 'fenced' end
 if redis.call('HGET', KEYS[1], 'status') ~= 'running' then return 'stopped' end
-redis.call('HSET', KEYS[1], 'sentences_done', ARGV[1], 'cached_sentences', ARGV[2])
-if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'warnings', ARGV[4]) end
-if #ARGV > 5 then
-  redis.call('HSET', KEYS[2], unpack(ARGV, 6))
-  redis.call('EXPIRE', KEYS[2], tonumber(ARGV[3]))
+local last = 3 + 2 * tonumber(ARGV[3])
+if last > 3 then redis.call('HSET', KEYS[1], unpack(ARGV, 4, last)) end
+if #ARGV > last then
+  redis.call('HSET', KEYS[2], unpack(ARGV, last + 1))
+  redis.call('EXPIRE', KEYS[2], tonumber(ARGV[2]))
 end
 return 'ok'
 """

@@ -5,8 +5,7 @@ The job's record and its status moves are shared.store.jobs.JobStore's."""
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import redis
@@ -28,6 +27,20 @@ class Claim:
     outcome: ClaimOutcome
     attempts: int = 0
     fence: int = 0
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A claimed job's progress: its sentences done (`cached_sentences` of them from the cache), its new
+    translations by sentence index with the scores of those that have one (kept until it is final, so that a
+    parked or redelivered job resumes where it was, whatever the sentence cache holds), and all its warnings
+    when some are new (None: unchanged)."""
+
+    sentences_done: int
+    cached_sentences: int = 0
+    translations: dict[int, str] = field(default_factory=dict)
+    scores: dict[int, float] | None = None
+    warnings: list[dict[str, Any]] | None = None
 
 
 class JobClaims:
@@ -124,30 +137,20 @@ class JobClaims:
         keys = [self.keys.job(job_id), self.keys.pending(route), self.keys.lease(job_id)]
         return bool(self._park(keys=keys, args=[job_id, worker, fence]))
 
-    def set_progress(
-        self,
-        job_id: str,
-        fence: int,
-        sentences_done: int,
-        cached: int = 0,
-        new: dict[int, str] | None = None,
-        warnings: list[dict[str, Any]] | None = None,
-        scores: dict[int, float] | None = None,
-    ) -> Move:
-        """Record progress and the job's `new` translations (by sentence index), kept until it is final so
-        that a parked or redelivered job resumes where it was, whatever the sentence cache holds, with their
-        `scores` (fields `s<index>`); and its `warnings` (all of them) when given. 'ok'; 'fenced' (claimed
-        again since `fence`: nothing written); 'stopped' (not running)."""
-        args: list[Any] = [
-            sentences_done,
-            cached,
-            self.job_ttl,
-            json.dumps(warnings, ensure_ascii=False) if warnings else "",
-            fence,
-        ]
-        for index, translation in (new or {}).items():
+    def set_progress(self, job_id: str, fence: int, progress: Progress) -> Move:
+        """Record a running job's progress. 'ok'; 'fenced' (claimed again since `fence`: nothing written);
+        'stopped' (not running)."""
+        record = JOB_HASH.encode_values(
+            sentences_done=progress.sentences_done,
+            cached_sentences=progress.cached_sentences,
+            warnings=progress.warnings,
+        )
+        args: list[Any] = [fence, self.job_ttl, len(record)]
+        for pair in record.items():
+            args.extend(pair)
+        for index, translation in progress.translations.items():
             args += [index, translation]
-        for index, score in (scores or {}).items():
+        for index, score in (progress.scores or {}).items():
             args += [f"{SCORE_PREFIX}{index}", repr(score)]
         return Move(self._progress(keys=[self.keys.job(job_id), self.keys.partial(job_id)], args=args))
 

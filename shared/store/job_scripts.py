@@ -164,17 +164,15 @@ return {'ok', ARGV[2]}
 """
 )
 
-# KEYS: job, its route's pending set. ARGV: id, ttl, texts (JSON), sentences total, of them cached, the
-# document's layout (JSON), then field/value pairs (the route, model and detection the stage chose). A
-# parsed document job joins its route's queue with the document's units as its texts; 0 when it is no
+# KEYS: job, its route's pending set. ARGV: id, ttl, then the parse's field/value pairs (the document's
+# units as the job's texts, its sentences, the layout, and the route, model and detection the stage chose:
+# shared.store.document_store.PARSED_FIELDS). A parsed document job joins its route's queue; 0 when it is no
 # longer parsing (cancelled, failed by a time limit).
 PARSED = (
     USAGE
     + """
 if redis.call('HGET', KEYS[1], 'status') ~= 'parsing' then return 0 end
-redis.call('HSET', KEYS[1], 'status', 'queued', 'texts', ARGV[3], 'sentences_total', ARGV[4],
-           'sentences_done', ARGV[5], 'cached_sentences', ARGV[5], 'document', ARGV[6])
-for i = 7, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+redis.call('HSET', KEYS[1], 'status', 'queued', unpack(ARGV, 3))
 redis.call('ZADD', KEYS[2], redis.call('HGET', KEYS[1], 'submitted'), ARGV[1])
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[2]))
 usage_record(KEYS[1], ARGV[1], now_seconds() + tonumber(ARGV[2]))

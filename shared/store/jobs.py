@@ -5,14 +5,13 @@ the jobs it runs are shared.store.job_claims.JobClaims."""
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import redis
 
 from shared.errors import ErrorCode
-from shared.store.job_record import Job, utc_now
+from shared.store.job_record import JOB_HASH, Job, utc_now
 from shared.store.job_scripts import CREATE, FORGET, TRANSITION
 from shared.store.job_status import Creation, JobStatus, Move
 from shared.store.keys import Keys
@@ -45,6 +44,17 @@ class Usage:
 
     key: str
     limit: int
+
+
+@dataclass(frozen=True)
+class Translation:
+    """A job's translation, complete: what its record keeps of it (fields of Job, encoded as the record's)."""
+
+    result: list[str]  # one translation per text (a document job's: per unit)
+    sentences_done: int
+    cached_sentences: int = 0
+    warnings: list[dict[str, Any]] = field(default_factory=list)
+    scores: list[list[float | None]] | None = None  # each text's sentences' confidences, when the job asked
 
 
 class JobStore:
@@ -155,46 +165,20 @@ class JobStore:
         """OK when cancelled now, REFUSED when already final, MISSING when unknown."""
         return self._move(job_id, JobStatus.CANCELLED, {}, None)
 
-    def succeed(
-        self,
-        job_id: str,
-        fence: int | None,
-        translations: list[str],
-        cached_sentences: int,
-        sentences_done: int,
-        warnings: list[dict[str, Any]] | None = None,
-        scores: list[list[float | None]] | None = None,
-    ) -> Move:
-        """`scores`: each text's sentences' confidences, stored when the job asked for them."""
-        fields = _result_fields(translations, cached_sentences, sentences_done, warnings)
-        if scores is not None:
-            fields["scores"] = json.dumps(scores)
-        return self._move(job_id, JobStatus.SUCCEEDED, fields, fence)
-
-    def translated(
-        self,
-        job_id: str,
-        translations: list[str],
-        cached_sentences: int,
-        sentences_done: int,
-        warnings: list[dict[str, Any]] | None = None,
-        fence: int | None = None,
-        scores: list[list[float | None]] | None = None,
-    ) -> Move:
-        """A document job's units are translated: it waits for the document stage to render it (`scores`: each
-        unit's sentences' confidences, when the job asked for them)."""
-        fields = _result_fields(translations, cached_sentences, sentences_done, warnings)
-        if scores is not None:
-            fields["scores"] = json.dumps(scores)
-        return self._move(job_id, JobStatus.RENDERING, fields, fence, ttl=self.job_ttl)
+    def translated(self, job: Job, fence: int | None, translation: Translation) -> Move:
+        """Store a job's complete translation, with the fence of the claim that made it: a job of texts
+        succeeds; a document job (its `document`) waits for the document stage to render it (rendering)."""
+        fields = JOB_HASH.encode_part(translation)
+        if job.document is None:
+            return self._move(job.id, JobStatus.SUCCEEDED, fields, fence)
+        return self._move(job.id, JobStatus.RENDERING, fields, fence, ttl=self.job_ttl)
 
     def fail(self, job_id: str, code: ErrorCode, message: str, fence: int | None = None) -> Move:
         """Fail a job, with the fence of the claim that fails it (None: unfenced, as the API and the document
         stage do). Every failure counts in the `jobs_failed` statistic, in the same atomic call (so does a
         claim that fails a job as lost)."""
-        return self._move(
-            job_id, JobStatus.FAILED, {"error": json.dumps({"code": code.value, "message": message})}, fence
-        )
+        error = JOB_HASH.encode_values(error={"code": code.value, "message": message})
+        return self._move(job_id, JobStatus.FAILED, error, fence)
 
     def _move(self, job_id: str, status: JobStatus, fields: dict[str, str], fence: int | None, ttl: int = 0) -> Move:
         """'ok'; 'refused' (already final), 'missing', or 'fenced' (claimed again since `fence`; None: any)."""
@@ -206,8 +190,8 @@ class JobStore:
             self.keys.pending(""),
             "" if fence is None else str(fence),
         ]
-        for name, value in fields.items():
-            args += [name, value]
+        for pair in fields.items():
+            args.extend(pair)
         keys = [
             self.keys.job(job_id),
             self.keys.lease(job_id),
@@ -218,17 +202,3 @@ class JobStore:
         ]
         outcome, _ = self._transition(keys=keys, args=args)
         return Move(outcome)
-
-
-def _result_fields(
-    translations: list[str], cached_sentences: int, sentences_done: int, warnings: list[dict[str, Any]] | None
-) -> dict[str, str]:
-    """What a job's record holds once its translation is done (succeeded, or rendering for a document)."""
-    fields = {
-        "result": json.dumps(translations, ensure_ascii=False),
-        "cached_sentences": str(cached_sentences),
-        "sentences_done": str(sentences_done),
-    }
-    if warnings:
-        fields["warnings"] = json.dumps(warnings, ensure_ascii=False)
-    return fields

@@ -7,7 +7,7 @@ import time
 from shared.errors import ErrorCode
 from shared.store.job_record import DocumentRecord, Job, new_job_id, utc_now
 from shared.store.job_status import JobStatus
-from shared.store.jobs import Idempotency, JobStore, Usage
+from shared.store.jobs import Idempotency, JobStore, Translation, Usage
 from shared.store.keys import Keys
 
 ROUTE = "zh-en-0123456789"
@@ -50,7 +50,7 @@ def test_a_document_is_charged_and_what_a_finished_job_no_longer_holds_is_releas
     assert held(redis_client, "key:a") < 1_000  # only the small failed record is left
     plain = job(["字" * 10_000])
     store.create(plain, usage=usage)
-    store.succeed(plain.id, None, ["short"], 0, 1)
+    store.translated(plain, None, Translation(["short"], 1, 0))
     assert "texts" not in redis_client.hgetall(KEYS.job(plain.id))
     assert held(redis_client, "key:a") < 2_000
 

@@ -19,7 +19,7 @@ from devstack.certificates import make_tls_files
 from shared.settings import Settings
 from shared.store.job_claims import JobClaims
 from shared.store.job_record import Job, new_job_id, utc_now
-from shared.store.jobs import JobStore
+from shared.store.jobs import JobStore, Translation
 from shared.store.keys import Keys
 from tests.stack import ROOT
 
@@ -155,7 +155,7 @@ def finished_job(store: JobStore, callback_url: str, outcome: str = "succeed") -
     store.create(job)
     claim = claims_of(store).claim(job.id, ROUTE, "worker-1", lease_seconds=5, max_deliveries=3)
     if outcome == "succeed":
-        assert store.succeed(job.id, claim.fence, ["Hello."], 0, 1) == "ok"
+        assert store.translated(job, claim.fence, Translation(["Hello."], sentences_done=1)) == "ok"
     else:
         from shared.errors import ErrorCode
 

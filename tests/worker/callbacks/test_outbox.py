@@ -5,12 +5,14 @@ nothing. Real Redis, the real store."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 from shared.store.callback_state import Delivery
 from shared.store.document_store import DocumentStore
+from shared.store.job_record import DocumentRecord
 from shared.store.job_status import ClaimOutcome
-from shared.store.jobs import JobStore
+from shared.store.jobs import JobStore, Translation
 from shared.store.keys import Keys
 from tests.worker.callbacks.conftest import ROUTE, claims_of, finished_job, queued_job
 from worker.callbacks.outbox import Outbox
@@ -28,7 +30,7 @@ def test_a_job_enters_the_due_set_when_it_becomes_final_and_not_before(store):
     claim = claims_of(store).claim(job.id, ROUTE, "worker-1", lease_seconds=5, max_deliveries=3)
     assert due(store) == []
     assert store.get(job.id).callback == Delivery(state="pending", attempts=0, last_status=None, last_error=None)
-    assert store.succeed(job.id, claim.fence, ["Hello."], 0, 1) == "ok"
+    assert store.translated(job, claim.fence, Translation(["Hello."], sentences_done=1)) == "ok"
     assert due(store) == [job.id]
     record = store.client.hgetall(store.keys.job(job.id))
     assert record["callback_state"] == "pending" and record["callback_url"] == URL
@@ -52,9 +54,9 @@ def test_every_way_to_final_enters_it_once_and_a_job_without_a_callback_never(st
     claims.drop_lease(lost.id, first.fence)
     assert claims.claim(lost.id, ROUTE, "worker-2", lease_seconds=5, max_deliveries=1).outcome == ClaimOutcome.LOST
     # a document job rendered by the document stage
-    document = queued_job(URL, status="parsing")
+    document = dataclasses.replace(queued_job(URL, status="parsing"), document=DocumentRecord("{}"))
     store.create(document)
-    assert DocumentStore(redis_client, Keys(settings.key_prefix), settings).rendered(document.id, b"packed", {})
+    assert DocumentStore(redis_client, Keys(settings.key_prefix), settings).rendered(document, b"packed")
     assert sorted(due(store)) == sorted([failed.id, cancelled.id, cached.id, lost.id, document.id])
     assert plain.id not in due(store)
     assert store.get(plain.id).callback is None

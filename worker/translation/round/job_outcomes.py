@@ -8,7 +8,9 @@ import logging
 from typing import TYPE_CHECKING
 
 from shared.errors import ErrorCode
+from shared.store.job_claims import Progress
 from shared.store.job_status import Move
+from shared.store.jobs import Translation
 from worker.translation.liveness.wakeups import wake_key_seconds
 from worker.translation.round.job_work import JobWork
 
@@ -21,19 +23,17 @@ log = logging.getLogger(__name__)
 def save_progress(ctx: WorkerContext, work: JobWork) -> bool:
     """Record the job's progress; False when it was refused (the job was taken over: drop it)."""
     new, warnings = work.unsaved(), work.unsaved_warnings()
-    outcome = ctx.job_claims.set_progress(
-        work.job.id, work.fence, work.done, work.cached, new, warnings, work.unsaved_scores(new)
-    )
+    progress = Progress(work.done, work.cached, new, work.unsaved_scores(new), warnings)
+    outcome = ctx.job_claims.set_progress(work.job.id, work.fence, progress)
     return _not_taken_over(ctx, work.job.id, outcome, "progress")
 
 
 def finish(ctx: WorkerContext, work: JobWork) -> None:
     """Store a complete job's result: it succeeds, or a document job goes to the document stage."""
     job_id = work.job.id
+    translation = Translation(work.assemble(), work.done, work.cached, work.warnings, work.assemble_scores())
+    outcome = ctx.store.translated(work.job, work.fence, translation)
     if work.job.document is not None:  # a document job: rendered next
-        outcome = ctx.store.translated(
-            job_id, work.assemble(), work.cached, work.done, work.warnings, work.fence, work.assemble_scores()
-        )
         if not _not_taken_over(ctx, job_id, outcome, "result") or outcome != Move.OK:
             return
         try:
@@ -44,9 +44,6 @@ def finish(ctx: WorkerContext, work: JobWork) -> None:
             return
         log.info("job %s translated; the document stage renders it", job_id, extra={"job_id": job_id})
         return
-    outcome = ctx.store.succeed(
-        job_id, work.fence, work.assemble(), work.cached, work.done, work.warnings, work.assemble_scores()
-    )
     if _not_taken_over(ctx, job_id, outcome, "result") and outcome == Move.OK:
         ctx.stats.job_finished("succeeded", work.job.submitted)
         log.info(
