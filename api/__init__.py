@@ -63,7 +63,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from api.documents import blueprint as documents
 
     services = app.extensions["transq"]
-    auth.init_app(app, settings, KeyIds(services.redis, services.keys, settings.key_id_secret))
+    auth.init_app(app, settings, services.redis, KeyIds(services.redis, services.keys, settings.key_id_secret))
     security_headers.init_app(app)
     blueprints = (
         jobs.bp,

@@ -11,6 +11,7 @@ import hmac
 import logging
 import time
 
+import redis
 from flask import Flask, g, request
 from flask_limiter import Limiter
 from limits import parse
@@ -55,11 +56,11 @@ def owner_id() -> str:
 
 
 class FailedAuthLimit:
-    """Counts failed key checks per client address in the broker Redis."""
+    """Counts failed key checks per client address in the broker Redis (on `broker`'s connections)."""
 
-    def __init__(self, settings: Settings):
+    def __init__(self, settings: Settings, broker: redis.Redis):
         self.limit = parse(settings.auth_failure_limit)
-        uri, options = limiter_storage(settings)
+        uri, options = limiter_storage(broker)
         storage = storage_from_string(uri, **options)
         self.strategy = FixedWindowRateLimiter(storage)
         self.prefix = f"{settings.key_prefix}authfail"
@@ -76,9 +77,11 @@ class FailedAuthLimit:
         return max(1, int(reset_at - time.time()) + 1)
 
 
-def init_app(app: Flask, settings: Settings, key_ids: KeyIds) -> None:
+def init_app(app: Flask, settings: Settings, broker: redis.Redis, key_ids: KeyIds) -> None:
+    """Check API keys (known by their ids: `key_ids`) and limit rates, counting in the broker Redis on
+    `broker`'s connections."""
     keys = [k.encode() for k in settings.api_key_list]
-    failures = FailedAuthLimit(settings) if keys and settings.auth_failure_limit else None
+    failures = FailedAuthLimit(settings, broker) if keys and settings.auth_failure_limit else None
 
     @app.before_request
     def _require_key() -> None:
@@ -98,7 +101,7 @@ def init_app(app: Flask, settings: Settings, key_ids: KeyIds) -> None:
         raise Unauthorized("a valid API key is required (Authorization: Bearer <key> or X-API-Key)")
 
     if settings.rate_limit:
-        uri, options = limiter_storage(settings)
+        uri, options = limiter_storage(broker)
         limiter = Limiter(
             key_func=client_id,
             app=app,

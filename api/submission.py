@@ -17,8 +17,7 @@ from shared.routing.detected_route import AUTO, choose_route, document_route
 from shared.routing.language_detection import Detection
 from shared.routing.routes import Route
 from shared.store.backends import Services
-from shared.store.document_store import DocumentRecord
-from shared.store.job_record import Job, new_job_id, utc_now
+from shared.store.job_record import DocumentRecord, Job, new_job_id, utc_now
 from shared.store.job_status import Creation, JobStatus
 from shared.store.jobs import Created, Idempotency, Usage
 from shared.store.replication import wait_for_replica
@@ -103,6 +102,7 @@ def _job(job_id: str, request: TranslationRequest, route: Route | None, owner: s
         detected=detected.public() if detected else {},
         glossary=request.glossary or {},
         want_scores=request.scores,
+        document=DocumentRecord(request.document, request.filename) if request.document else None,
     )
 
 
@@ -142,7 +142,6 @@ def _create(
             usage=usage,
             document_source=request.source,
             document_ttl=settings.document_ttl,
-            record_fields=DocumentRecord(request.document, request.filename).fields() if request.document else None,
         )
     except Exception:
         charged.refund()

@@ -60,8 +60,7 @@ class DocumentInfo:
 
 
 def document_info(job: Job) -> DocumentInfo | None:
-    """The document of a document job; None for a job of texts (one read of its record)."""
-    record = services().documents.record(job.id)
-    if record is None:
+    """The document of a document job; None for a job of texts."""
+    if job.document is None:
         return None
-    return DocumentInfo(record.filename or None, download_url(job.id))
+    return DocumentInfo(job.document.filename or None, download_url(job.id))

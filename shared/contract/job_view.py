@@ -1,5 +1,6 @@
 """A job as the API shows it, built from the contract's JobView (shared.contract); the callback deliverer sends
-the same view (worker.callbacks), reading a document job's part from the broker as the API does."""
+the same view less its callback's own state (worker.callbacks), reading a document job's translations from
+the broker as the API does."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from typing import Any
 
 from shared.contract import CallbackDelivery, Confidence, Detection, DocumentLink, JobResult, JobView, Progress
 from shared.errors import ErrorCode
-from shared.store.callback_state import callback_view, delivery_state
 from shared.store.document_store import DocumentStore
 from shared.store.job_record import Job
 from shared.store.job_status import JobStatus
@@ -21,16 +21,36 @@ def job_error(job: Job) -> dict[str, str]:
 def job_view(job: Job, documents: DocumentStore, low_confidence: float) -> dict[str, Any]:
     """The job's public body: its progress; once it has succeeded its result (a document job's: its translated
     documents, from `documents`; with scores asked for, its sentences' scores and their summary against
-    `low_confidence`, TRANSQ_LOW_CONFIDENCE), once it has failed its error."""
+    `low_confidence`, TRANSQ_LOW_CONFIDENCE), once it has failed its error; its callback's delivery."""
+    parts = _parts(job, documents, low_confidence)
+    if job.callback is not None:
+        delivery = job.callback
+        parts["callback"] = CallbackDelivery(
+            url=job.callback_url,
+            state=delivery.state.value,
+            attempts=delivery.attempts,
+            last_status=delivery.last_status,
+            last_error=delivery.last_error,
+        )
+    return _dump(job, parts)
+
+
+def callback_body(job: Job, documents: DocumentStore, low_confidence: float) -> dict[str, Any]:
+    """What a job's callback POSTs: its view (job_view) without its callback, whose delivery's own state is
+    not news to its receiver."""
+    return _dump(job, _parts(job, documents, low_confidence))
+
+
+def _parts(job: Job, documents: DocumentStore, low_confidence: float) -> dict[str, Any]:
+    """The parts of the view that only some jobs have, its callback's apart."""
     parts: dict[str, Any] = {}
     if job.warnings:
         parts["warnings"] = job.warnings
-    record = documents.record(job.id)
-    if record is not None:
-        parts["document"] = DocumentLink(filename=record.filename or None, download=download_url(job.id))
+    if job.document is not None:
+        parts["document"] = DocumentLink(filename=job.document.filename or None, download=download_url(job.id))
     if job.status == JobStatus.SUCCEEDED:
         parts["result"] = (
-            _document_result(job, documents) if record is not None else JobResult(translations=job.result or [])
+            _document_result(job, documents) if job.document is not None else JobResult(translations=job.result or [])
         )
         if job.scores is not None:
             parts["result"].scores = job.scores
@@ -39,9 +59,10 @@ def job_view(job: Job, documents: DocumentStore, low_confidence: float) -> dict[
         parts["error"] = job_error(job)
     if job.detected:
         parts["detected"] = Detection(**job.detected)
-    if job.callback_url:
-        delivery = job.callback or delivery_state({"callback_url": job.callback_url})  # a job just made: pending
-        parts["callback"] = CallbackDelivery(**callback_view(job.callback_url, delivery))
+    return parts
+
+
+def _dump(job: Job, parts: dict[str, Any]) -> dict[str, Any]:
     view = JobView(
         id=job.id,
         status=job.status,

@@ -4,10 +4,14 @@ choices, lists and pairs well formed; a bad one is a ValueError naming its TRANS
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from shared.settings import Settings
+
+
+MAX_KEY_PREFIX = 64
 
 
 def check(settings: Settings) -> None:
@@ -25,6 +29,7 @@ def check(settings: Settings) -> None:
     for item in filter(None, settings.redis_sentinels.split(",")):
         if not re.fullmatch(r"\s*(\[[0-9a-fA-F:]+\]|[^\s:\[\]]+):\d{1,5}\s*", item):
             raise ValueError(f"TRANSQ_REDIS_SENTINELS={settings.redis_sentinels!r}: expected host:port,host:port")
+    _check_key_prefix(settings.key_prefix)
     if settings.languages and not re.fullmatch(r"[A-Za-z]{2,3}-[A-Za-z]{2,3}", settings.languages):
         raise ValueError(f"TRANSQ_LANGUAGES={settings.languages!r}: expected a pair such as zh-en")
     if not re.fullmatch(
@@ -66,3 +71,13 @@ def check(settings: Settings) -> None:
             raise ValueError(f"TRANSQ_{name.upper()}={getattr(settings, name)!r}: must be above 0")
     if 0 < len(settings.callback_secret) < 16:
         raise ValueError("TRANSQ_CALLBACK_SECRET: at least 16 characters (or empty: callbacks off)")
+
+
+def _check_key_prefix(prefix: str) -> None:
+    """Every Redis key and Celery queue name starts with it: printable, without whitespace, of a sane length."""
+    bad = [c for c in prefix if c.isspace() or unicodedata.category(c).startswith("C")]
+    if bad or len(prefix) > MAX_KEY_PREFIX:
+        raise ValueError(
+            f"TRANSQ_KEY_PREFIX={prefix!r}: expected at most {MAX_KEY_PREFIX} characters, none of them whitespace "
+            "or a control character (such as transq: or team-a:transq:)"
+        )

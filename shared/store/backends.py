@@ -1,6 +1,7 @@
-"""The Redis clients and the stores built on them, made in one place for the API, the document stage and the
-worker: the broker's client (jobs, documents, statistics, the worker registry) and the cache's (sentences);
-and, for the API and the document stage, the served routes and a producer of tasks (Services)."""
+"""The Redis clients and the stores built on them, made once per process, in one place, for the API, the
+document stage and the worker: the broker's one client (jobs, the workers' claims on them, documents,
+statistics, the worker registry, quotas, glossaries) and the cache's (sentences); and, for the API and the
+document stage, the served routes and a producer of tasks (Services)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from shared.routing.routes import route_for
 from shared.settings import Settings
 from shared.store.document_store import DocumentStore
 from shared.store.glossary_store import GlossaryStore
+from shared.store.job_claims import JobClaims
 from shared.store.jobs import JobStore
 from shared.store.keys import Keys
 from shared.store.quota import CharacterQuota
@@ -32,6 +34,7 @@ class Backends:
     keys: Keys
     redis: redis.Redis  # the broker's client, decoding responses
     store: JobStore
+    job_claims: JobClaims  # the workers'
     documents: DocumentStore
     cache: SentenceCache
     stats: Stats
@@ -50,7 +53,8 @@ class Backends:
             keys=keys,
             redis=client,
             store=JobStore(client, keys, settings.job_ttl, settings.result_ttl),
-            documents=DocumentStore(settings, keys),
+            job_claims=JobClaims(client, keys, settings.job_ttl, settings.result_ttl),
+            documents=DocumentStore(client, keys, settings),
             cache=SentenceCache(cache_redis(settings), keys, settings.cache_ttl),
             stats=Stats(client, keys),
             registry=WorkerRegistry(client, keys, ttl_seconds=settings.worker_silence_seconds),

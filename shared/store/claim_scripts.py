@@ -1,6 +1,6 @@
 """The job store's Lua scripts for workers: claiming a job (with its lease and fence), renewing and releasing
-leases, finding lapsed ones, parking a job and recording progress. Only shared.store.jobs.JobStore runs them; the
-pieces they share with the other scripts are in shared.store.job_scripts."""
+leases, finding lapsed ones, parking a job and recording progress. Only shared.store.job_claims.JobClaims runs
+them; the pieces they share with the other scripts are in shared.store.job_scripts."""
 
 from shared.store.job_scripts import FENCE, OUTBOX
 
@@ -97,19 +97,20 @@ return 1
 """
 )
 
-# KEYS: job, partial translations. ARGV: sentences done so far, of them from the cache, ttl, the job's
-# warnings ('' when unchanged), fence, then index/translation pairs of new translations. Never recreates an
-# expired record. Returns 'ok', 'fenced' or 'stopped' (the job is not running).
+# KEYS: job, partial translations. ARGV: fence, ttl, n, then the record's n field/value pairs (its progress:
+# sentences done, of them from the cache, its warnings when new), then the partial hash's field/value pairs
+# (new translations by sentence index, their scores). Never recreates an expired record. Returns 'ok',
+# 'fenced' or 'stopped' (the job is not running).
 PROGRESS = (
     FENCE
     + """
-if fenced(KEYS[1], ARGV[5]) then return 'fenced' end
+if fenced(KEYS[1], ARGV[1]) then return 'fenced' end
 if redis.call('HGET', KEYS[1], 'status') ~= 'running' then return 'stopped' end
-redis.call('HSET', KEYS[1], 'sentences_done', ARGV[1], 'cached_sentences', ARGV[2])
-if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'warnings', ARGV[4]) end
-if #ARGV > 5 then
-  redis.call('HSET', KEYS[2], unpack(ARGV, 6))
-  redis.call('EXPIRE', KEYS[2], tonumber(ARGV[3]))
+local last = 3 + 2 * tonumber(ARGV[3])
+if last > 3 then redis.call('HSET', KEYS[1], unpack(ARGV, 4, last)) end
+if #ARGV > last then
+  redis.call('HSET', KEYS[2], unpack(ARGV, last + 1))
+  redis.call('EXPIRE', KEYS[2], tonumber(ARGV[2]))
 end
 return 'ok'
 """
@@ -121,8 +122,9 @@ RELEASE = FENCE + "if fenced(KEYS[1], ARGV[1]) then return 0 end\nreturn redis.c
 
 # KEYS: a route's running set. ARGV: job key prefix, lease key prefix, limit. Running jobs whose lease lapsed
 # (their worker died, stalled or was cut off) and that nobody claimed since, oldest deadline first; their
-# Celery message may wait for the broker's visibility timeout, so a live worker wakes them (WorkerContext).
-# Keeps the set itself: a renewed lease moves its job to its new deadline, a finished or parked job leaves.
+# Celery message may wait for the broker's visibility timeout, so a live worker wakes them
+# (worker.translation.liveness.sweeps). Keeps the set itself: a renewed lease moves its job to its new
+# deadline, a finished or parked job leaves.
 LAPSED = """
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)

@@ -1,20 +1,36 @@
 """A document job's data in the broker: its source and its translated documents, compressed, in keys of
-their own that live TRANSQ_DOCUMENT_TTL; what its job record holds of it (the document's layout and file
-name, fields of the record that shared.store.jobs.Job does not read: DocumentRecord); and the two steps of the
-document stage (worker.documents.stage) that move the job on: parsed and rendered."""
+their own that live TRANSQ_DOCUMENT_TTL; and the two steps of the document stage (worker.documents.stage)
+that move the job on: parsed and rendered. What its record holds of its document (its layout and file name)
+is the job's own `document` (shared.store.job_record.DocumentRecord)."""
 
 from __future__ import annotations
 
 import json
 import zlib
-from dataclasses import dataclass
-from typing import Any
+
+import redis
+from redis.client import NEVER_DECODE
 
 from shared.settings import Settings
-from shared.store.job_record import utc_now
+from shared.store.job_record import JOB_HASH, Job, utc_now
 from shared.store.job_scripts import PARSED, RENDERED
 from shared.store.keys import Keys
-from shared.store.redis_client import broker_redis
+
+# What a parse gives a document job's record: the document's units as its texts, its sentences (those the
+# cache answered are done), its layout with each document's units, and its route (with its model and the
+# language detected, when the stage chose it).
+PARSED_FIELDS = (
+    "texts",
+    "sentences_total",
+    "sentences_done",
+    "cached_sentences",
+    "document",
+    "route",
+    "model",
+    "detected",
+)
+# What rendering writes: the parse's (unchanged when the job was parsed before; its texts go) and the scores.
+RENDERED_FIELDS = tuple(name for name in PARSED_FIELDS if name != "texts") + ("scores",)
 
 _LEVEL = 1  # fast (the API compresses an upload on its request path): a few MB in tens of milliseconds
 
@@ -44,39 +60,19 @@ def unpack_documents(data: bytes, fmt: str, limit: int) -> list[str | bytes]:
     return [raw] if fmt == "docx" else json.loads(raw)
 
 
-@dataclass(frozen=True)
-class DocumentRecord:
-    """What a document job's record holds of its document: its layout (JSON: format, file name, sizes; the
-    units of each document once parsed) and the uploaded file name ('' when none was given)."""
-
-    layout: str
-    filename: str = ""
-
-    def fields(self) -> dict[str, str]:
-        """The record's fields (JobStore.create(record_fields=...))."""
-        return {"document": self.layout, **({"filename": self.filename} if self.filename else {})}
-
-
 class DocumentStore:
     """Reads a document job's stored data; moves it on once parsed or rendered (one atomic script each)."""
 
-    def __init__(self, settings: Settings, keys: Keys):
-        self.client = broker_redis(settings)
-        self.raw = broker_redis(settings, decode_responses=False)  # the compressed data
-        self.keys, self.settings = keys, settings
-        self._parsed = self.client.register_script(PARSED)
-        self._rendered = self.client.register_script(RENDERED)
-
-    def record(self, job_id: str) -> DocumentRecord | None:
-        """The job's document record; None for a job without a document (or none at all)."""
-        layout, filename = self.client.hmget(self.keys.job(job_id), ["document", "filename"])
-        return DocumentRecord(layout, filename or "") if layout else None
+    def __init__(self, client: redis.Redis, keys: Keys, settings: Settings):
+        self.client, self.keys, self.settings = client, keys, settings
+        self._parsed = client.register_script(PARSED)
+        self._rendered = client.register_script(RENDERED)
 
     def source(self, job_id: str) -> bytes | None:
-        return self.raw.get(self.keys.document_source(job_id))
+        return self._compressed(self.keys.document_source(job_id))
 
     def output(self, job_id: str) -> bytes | None:
-        return self.raw.get(self.keys.document_output(job_id))
+        return self._compressed(self.keys.document_output(job_id))
 
     def translated(self, job_id: str, fmt: str) -> list[str | bytes] | None:
         """A rendered job's translated documents, one per source; None once they have expired."""
@@ -85,36 +81,27 @@ class DocumentStore:
             return None
         return unpack_documents(packed, fmt, self.settings.max_document_bytes * 64)
 
-    def parsed(
-        self,
-        job_id: str,
-        route: str,
-        units: list[str],
-        sentences: int,
-        cached: int,
-        layout: dict[str, Any],
-        fields: dict[str, str] | None = None,
-    ) -> bool:
-        """The job, parsed, joins its route's queue with the document's units as its texts (and `fields` in its
-        record: the route and model the stage chose for it, its detected language)."""
-        args: list[Any] = [
-            job_id,
-            self.settings.job_ttl,
-            json.dumps(units, ensure_ascii=False),
-            sentences,
-            cached,
-            json.dumps(layout, ensure_ascii=False),
-        ]
-        for pair in (fields or {}).items():
+    def parsed(self, job: Job) -> bool:
+        """The job, parsed (its PARSED_FIELDS as the stage set them), joins its route's queue."""
+        args: list[object] = [job.id, self.settings.job_ttl]
+        for pair in _fields(job, PARSED_FIELDS).items():
             args.extend(pair)
-        return bool(self._parsed(keys=[self.keys.job(job_id), self.keys.pending(route)], args=args))
+        return bool(self._parsed(keys=[self.keys.job(job.id), self.keys.pending(job.route)], args=args))
 
-    def rendered(self, job_id: str, packed: bytes, fields: dict[str, str]) -> bool:
-        """The job succeeds with its translated documents (`packed`, see pack_documents)."""
+    def rendered(self, job: Job, packed: bytes) -> bool:
+        """The job succeeds with its translated documents (`packed`, see pack_documents) and its RENDERED_FIELDS."""
         document_ttl = self.settings.document_ttl
-        args: list[Any] = [job_id, utc_now(), packed, document_ttl, min(document_ttl, self.settings.result_ttl)]
-        for pair in fields.items():
+        args: list[object] = [job.id, utc_now(), packed, document_ttl, min(document_ttl, self.settings.result_ttl)]
+        for pair in _fields(job, RENDERED_FIELDS).items():
             args.extend(pair)
-        keys = [self.keys.job(job_id), self.keys.document_output(job_id), self.keys.document_source(job_id)]
+        keys = [self.keys.job(job.id), self.keys.document_output(job.id), self.keys.document_source(job.id)]
         keys.append(self.keys.callbacks_due)
         return bool(self._rendered(keys=keys, args=args))
+
+    def _compressed(self, key: str) -> bytes | None:
+        """A key's bytes as stored (the broker's client decodes every other answer)."""
+        return self.client.execute_command("GET", key, **{NEVER_DECODE: True})
+
+
+def _fields(job: Job, names: tuple[str, ...]) -> dict[str, str]:
+    return JOB_HASH.encode_values(**{name: getattr(job, name) for name in names})

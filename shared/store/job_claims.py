@@ -1,16 +1,18 @@
-"""The worker's side of the job store: claiming jobs with leases and fences, renewing and dropping leases,
-parking, progress, the wake-ups of waiting jobs (shared.store.jobs.JobStore takes these methods)."""
+"""A worker's hold on the jobs it runs, in Redis: claiming a job (with a lease and a fence), renewing and
+dropping leases, finding lapsed ones, parking a job, recording its progress (and reading it back when the
+job resumes), and the wake-ups of waiting jobs. Each change is one atomic script (shared.store.claim_scripts).
+The job's record and its status moves are shared.store.jobs.JobStore's."""
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import redis
 
 from shared.errors import ErrorCode
-from shared.store.job_record import utc_now
+from shared.store.claim_scripts import CLAIM, LAPSED, PARK, PROGRESS, RELEASE, RENEW
+from shared.store.job_record import JOB_HASH, utc_now
 from shared.store.job_status import ClaimOutcome, Move
 from shared.store.keys import Keys
 
@@ -27,13 +29,34 @@ class Claim:
     fence: int = 0
 
 
-class WorkerSide:
-    """JobStore's methods for workers; its scripts are registered by JobStore."""
+@dataclass(frozen=True)
+class Progress:
+    """A claimed job's progress: its sentences done (`cached_sentences` of them from the cache), its new
+    translations by sentence index with the scores of those that have one (kept until it is final, so that a
+    parked or redelivered job resumes where it was, whatever the sentence cache holds), and all its warnings
+    when some are new (None: unchanged)."""
 
-    client: redis.Redis
-    keys: Keys
-    job_ttl: int
-    result_ttl: int
+    sentences_done: int
+    cached_sentences: int = 0
+    translations: dict[int, str] = field(default_factory=dict)
+    scores: dict[int, float] | None = None
+    warnings: list[dict[str, Any]] | None = None
+
+
+class JobClaims:
+    """The claims, leases and fences of the workers on the jobs they run."""
+
+    def __init__(self, client: redis.Redis, keys: Keys, job_ttl: int, result_ttl: int):
+        self.client = client
+        self.keys = keys
+        self.job_ttl = job_ttl
+        self.result_ttl = result_ttl
+        self._claim = client.register_script(CLAIM)
+        self._renew = client.register_script(RENEW)
+        self._park = client.register_script(PARK)
+        self._progress = client.register_script(PROGRESS)
+        self._release = client.register_script(RELEASE)
+        self._lapsed = client.register_script(LAPSED)
 
     def claim(
         self,
@@ -45,12 +68,9 @@ class WorkerSide:
         fresh_only: bool = False,
         lapse_is_loss: bool = True,
     ) -> Claim:
-        error = json.dumps(
-            {
-                "code": ErrorCode.WORKER_LOST.value,
-                "message": f"the worker died {max_deliveries} times while running this job",
-            }
-        )
+        """Take a job (see claim_scripts.CLAIM): one whose workers died `max_deliveries` times fails as lost."""
+        lost = f"the worker died {max_deliveries} times while running this job"
+        error = JOB_HASH.encode_values(error={"code": ErrorCode.WORKER_LOST.value, "message": lost})["error"]
         outcome, attempts, *fence = self._claim(
             keys=[
                 self.keys.job(job_id),
@@ -112,34 +132,25 @@ class WorkerSide:
         return list(self._lapsed(keys=[self.keys.running(route)], args=[self.keys.job(""), self.keys.lease(""), limit]))
 
     def park(self, job_id: str, route: str, worker: str, fence: int) -> bool:
-        """Give a job this worker runs back to its route's pending set (see claim_scripts.PARK); False if it was not ours."""
+        """Give a job this worker runs back to its route's pending set (see claim_scripts.PARK); False if it
+        was not ours."""
         keys = [self.keys.job(job_id), self.keys.pending(route), self.keys.lease(job_id)]
         return bool(self._park(keys=keys, args=[job_id, worker, fence]))
 
-    def set_progress(
-        self,
-        job_id: str,
-        fence: int,
-        sentences_done: int,
-        cached: int = 0,
-        new: dict[int, str] | None = None,
-        warnings: list[dict[str, Any]] | None = None,
-        scores: dict[int, float] | None = None,
-    ) -> Move:
-        """Record progress and the job's `new` translations (by sentence index), kept until it is final so
-        that a parked or redelivered job resumes where it was, whatever the sentence cache holds, with their
-        `scores` (fields `s<index>`); and its `warnings` (all of them) when given. 'ok'; 'fenced' (claimed again since `fence`: nothing written);
+    def set_progress(self, job_id: str, fence: int, progress: Progress) -> Move:
+        """Record a running job's progress. 'ok'; 'fenced' (claimed again since `fence`: nothing written);
         'stopped' (not running)."""
-        args: list[Any] = [
-            sentences_done,
-            cached,
-            self.job_ttl,
-            json.dumps(warnings, ensure_ascii=False) if warnings else "",
-            fence,
-        ]
-        for index, translation in (new or {}).items():
+        record = JOB_HASH.encode_values(
+            sentences_done=progress.sentences_done,
+            cached_sentences=progress.cached_sentences,
+            warnings=progress.warnings,
+        )
+        args: list[Any] = [fence, self.job_ttl, len(record)]
+        for pair in record.items():
+            args.extend(pair)
+        for index, translation in progress.translations.items():
             args += [index, translation]
-        for index, score in (scores or {}).items():
+        for index, score in (progress.scores or {}).items():
             args += [f"{SCORE_PREFIX}{index}", repr(score)]
         return Move(self._progress(keys=[self.keys.job(job_id), self.keys.partial(job_id)], args=args))
 

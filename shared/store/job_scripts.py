@@ -1,6 +1,9 @@
-"""The job store's Lua scripts: each status change or claim is one atomic call in Redis, so status only
-moves forward and nothing is half-written (a script refused at maxmemory writes nothing: its first write
-is the one refused). Only shared.store.jobs.JobStore runs them."""
+"""The Lua scripts that create a job and move it forward: each status change is one atomic call in Redis, so
+status only moves forward and nothing is half-written (a script refused at maxmemory writes nothing: its
+first write is the one refused). shared.store.jobs.JobStore runs CREATE, TRANSITION and FORGET,
+shared.store.document_store.DocumentStore PARSED and RENDERED; the worker's claims run
+shared.store.claim_scripts, which share FENCE and OUTBOX. Every value is an argument of its own (KEYS and ARGV
+each hold one), never several packed into one string."""
 
 from shared.store.job_status import lua_rank_table
 
@@ -72,14 +75,15 @@ end
 local function now_seconds() return tonumber(redis.call('TIME')[1]) end
 """
 
-# KEYS: job, its route's pending set, idempotency key, document source. ARGV: ttl, pending score ('' when not
-# queued), id, queue cap (0: none), idempotency ('' when none: "<ttl> <request digest>"), job key prefix,
-# usage ('' when not accounted: "<usage set> <limit bytes, 0: none> <source ttl>"), the compressed document
-# source ('' when none), then field/value pairs. Over the client's storage limit (unless it holds nothing)
-# nothing is written: {'over_quota', '<bytes held> <seconds until its first entry expires>'}. One command, flat arguments (nothing to decode): cheap to send and to run, and atomic (nothing is
-# half-written, even on OOM): the idempotency key, the queue cap and the insert are one step, so concurrent
-# submissions can neither both create nor both pass the cap.
-# KEYS[5]: the callback due set (OUTBOX).
+# KEYS: job, its route's pending set, idempotency key, document source, the callback due set (OUTBOX).
+# ARGV: ttl, pending score ('' when not queued), id, queue cap (0: none), idempotency ttl ('' when none), the
+# request's digest, job key prefix, usage set ('' when not accounted), its limit in bytes (0: none), the
+# source's ttl, the compressed document source ('' when none), then the record's field/value pairs. Over the
+# client's storage limit (unless it holds nothing) nothing is written: {'over_quota', <bytes held>, <seconds
+# until its first entry expires>}; an idempotency key naming a job: {'exists', <its id>, <its request's
+# digest>} (the key's value is "<id> <digest>"). One command (nothing to decode): cheap to send and to run,
+# and atomic (nothing is half-written, even on OOM): the idempotency key, the queue cap and the insert are one
+# step, so concurrent submissions can neither both create nor both pass the cap.
 CREATE = (
     _RANKS
     + OUTBOX
@@ -88,42 +92,39 @@ CREATE = (
 if ARGV[5] ~= '' then
   local existing = redis.call('GET', KEYS[3])
   if existing then
-    local id = string.match(existing, '^(%S+)')
-    if redis.call('EXISTS', ARGV[6] .. id) == 1 then return {'exists', existing} end
+    local id, digest = string.match(existing, '^(%S+) (%S+)$')
+    if redis.call('EXISTS', ARGV[7] .. id) == 1 then return {'exists', id, digest} end
   end
 end
 if ARGV[2] ~= '' and tonumber(ARGV[4]) > 0 and redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then
-  return {'overloaded', ''}
+  return {'overloaded'}
 end
 local now = now_seconds()
-local z, limit, source_ttl = string.match(ARGV[7], '^(%S+) (%d+) (%d+)$')
+local z = ARGV[8] ~= '' and ARGV[8] or nil
 if z then
   usage_release(z, now)
   local held = tonumber(redis.call('GET', z .. ':bytes') or '0')
-  local wanted = 256 + #ARGV[8]
-  for i = 9, #ARGV do wanted = wanted + #ARGV[i] end
-  if tonumber(limit) > 0 and held > 0 and held + wanted > tonumber(limit) then
+  local wanted = 256 + #ARGV[11]
+  for i = 12, #ARGV do wanted = wanted + #ARGV[i] end
+  if tonumber(ARGV[9]) > 0 and held > 0 and held + wanted > tonumber(ARGV[9]) then
     local first = redis.call('ZRANGE', z, 0, 0, 'WITHSCORES')
-    return {'over_quota', held .. ' ' .. math.max(1, math.ceil(tonumber(first[2] or now) - now))}
+    return {'over_quota', held, math.max(1, math.ceil(tonumber(first[2] or now) - now))}
   end
 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 9))
+redis.call('HSET', KEYS[1], unpack(ARGV, 12))
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[1]))
 if rank[redis.call('HGET', KEYS[1], 'status')] == 4 then callback_due(KEYS[1], ARGV[3], KEYS[5]) end
 if ARGV[2] ~= '' then redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3]) end
-if ARGV[5] ~= '' then
-  local ttl, digest = string.match(ARGV[5], '^(%S+) (%S+)$')
-  redis.call('SET', KEYS[3], ARGV[3] .. ' ' .. digest, 'EX', tonumber(ttl))
-end
+if ARGV[5] ~= '' then redis.call('SET', KEYS[3], ARGV[3] .. ' ' .. ARGV[6], 'EX', tonumber(ARGV[5])) end
 if z then
   redis.call('HSET', KEYS[1], 'usage', z)
   usage_record(KEYS[1], ARGV[3], now + tonumber(ARGV[1]))
 end
-if ARGV[8] ~= '' then
-  redis.call('SET', KEYS[4], ARGV[8], 'EX', tonumber(source_ttl))
-  if z then usage_add(KEYS[1], 'usage_s', z, ARGV[3] .. ':s:' .. #ARGV[8], now + tonumber(source_ttl)) end
+if ARGV[11] ~= '' then
+  redis.call('SET', KEYS[4], ARGV[11], 'EX', tonumber(ARGV[10]))
+  if z then usage_add(KEYS[1], 'usage_s', z, ARGV[3] .. ':s:' .. #ARGV[11], now + tonumber(ARGV[10])) end
 end
-return {'created', ''}
+return {'created'}
 """
 )
 
@@ -163,17 +164,15 @@ return {'ok', ARGV[2]}
 """
 )
 
-# KEYS: job, its route's pending set. ARGV: id, ttl, texts (JSON), sentences total, of them cached, the
-# document's layout (JSON), then field/value pairs (the route, model and detection the stage chose). A
-# parsed document job joins its route's queue with the document's units as its texts; 0 when it is no
+# KEYS: job, its route's pending set. ARGV: id, ttl, then the parse's field/value pairs (the document's
+# units as the job's texts, its sentences, the layout, and the route, model and detection the stage chose:
+# shared.store.document_store.PARSED_FIELDS). A parsed document job joins its route's queue; 0 when it is no
 # longer parsing (cancelled, failed by a time limit).
 PARSED = (
     USAGE
     + """
 if redis.call('HGET', KEYS[1], 'status') ~= 'parsing' then return 0 end
-redis.call('HSET', KEYS[1], 'status', 'queued', 'texts', ARGV[3], 'sentences_total', ARGV[4],
-           'sentences_done', ARGV[5], 'cached_sentences', ARGV[5], 'document', ARGV[6])
-for i = 7, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+redis.call('HSET', KEYS[1], 'status', 'queued', unpack(ARGV, 3))
 redis.call('ZADD', KEYS[2], redis.call('HGET', KEYS[1], 'submitted'), ARGV[1])
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[2]))
 usage_record(KEYS[1], ARGV[1], now_seconds() + tonumber(ARGV[2]))

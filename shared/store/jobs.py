@@ -1,17 +1,17 @@
-"""Job records in Redis; every status change is one atomic Lua script, so status only moves forward."""
+"""A job's life in Redis as the API and the document stage see it: created (with its idempotency key, queue
+cap and storage account), read, and moved forward (cancelled, failed, translated), each change one atomic Lua
+script (shared.store.job_scripts), so status only moves forward. A worker's claims, leases and progress on
+the jobs it runs are shared.store.job_claims.JobClaims."""
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import redis
 
 from shared.errors import ErrorCode
-from shared.store.claim_scripts import CLAIM, LAPSED, PARK, PROGRESS, RELEASE, RENEW
-from shared.store.job_claims import WorkerSide
-from shared.store.job_record import RECORD_FIELDS, Job, utc_now
+from shared.store.job_record import JOB_HASH, Job, utc_now
 from shared.store.job_scripts import CREATE, FORGET, TRANSITION
 from shared.store.job_status import Creation, JobStatus, Move
 from shared.store.keys import Keys
@@ -46,7 +46,18 @@ class Usage:
     limit: int
 
 
-class JobStore(WorkerSide):
+@dataclass(frozen=True)
+class Translation:
+    """A job's translation, complete: what its record keeps of it (fields of Job, encoded as the record's)."""
+
+    result: list[str]  # one translation per text (a document job's: per unit)
+    sentences_done: int
+    cached_sentences: int = 0
+    warnings: list[dict[str, Any]] = field(default_factory=list)
+    scores: list[list[float | None]] | None = None  # each text's sentences' confidences, when the job asked
+
+
+class JobStore:
     """Create, read and move jobs forward in Redis."""
 
     def __init__(self, client: redis.Redis, keys: Keys, job_ttl: int, result_ttl: int):
@@ -56,15 +67,7 @@ class JobStore(WorkerSide):
         self.result_ttl = result_ttl
         self._create = client.register_script(CREATE)
         self._transition = client.register_script(TRANSITION)
-        self._claim = client.register_script(CLAIM)
-        self._renew = client.register_script(RENEW)
-        self._park = client.register_script(PARK)
-        self._progress = client.register_script(PROGRESS)
         self._forget = client.register_script(FORGET)
-        self._release = client.register_script(RELEASE)
-        self._lapsed = client.register_script(LAPSED)
-
-    # --- the API side -------------------------------------------------------------
 
     def create(
         self,
@@ -74,41 +77,41 @@ class JobStore(WorkerSide):
         usage: Usage | None = None,
         document_source: bytes = b"",
         document_ttl: int = 0,
-        record_fields: dict[str, str] | None = None,
     ) -> Created:
         """Store a job in one atomic call: a queued one joins its route's pending set (unless `max_queue`
         jobs already wait there), a finished one gets the result TTL; the idempotency key is set in the
-        same call, unless it already names a job. A document job (status parsing) stores its compressed
-        source for `document_ttl`s, and `record_fields` (its layout and file name: shared.store.document_store) in
-        its record. With `usage`, the job's bytes count against its client's storage limit
-        ('over_quota', nothing written, when it would go over)."""
+        same call, unless it already names a job. A document job (status parsing, its `document` in its
+        record) stores its compressed source for `document_ttl`s. With `usage`, the job's bytes count
+        against its client's storage limit ('over_quota', nothing written, when it would go over)."""
         waiting = job.status in (JobStatus.QUEUED, JobStatus.PARSING)
         args: list[Any] = [
             self.job_ttl if waiting else self.result_ttl,
             repr(job.submitted) if job.status == JobStatus.QUEUED else "",
             job.id,
             max_queue,
-            f"{idempotency.ttl} {idempotency.request_digest}" if idempotency else "",
+            idempotency.ttl if idempotency else "",
+            idempotency.request_digest if idempotency else "",
             self.keys.job(""),
-            f"{usage.key} {usage.limit} {document_ttl or self.job_ttl}" if usage else "",
+            usage.key if usage else "",
+            usage.limit if usage else 0,
+            document_ttl or self.job_ttl,
             document_source,
         ]
-        for pair in {**job.to_hash(), **(record_fields or {})}.items():
+        for pair in job.to_hash().items():
             args.extend(pair)
-        idem_key = idempotency.key if idempotency else self.keys.job(job.id)
         keys = [
             self.keys.job(job.id),
             self.keys.pending(job.route),
-            idem_key,
+            idempotency.key if idempotency else self.keys.job(job.id),
             self.keys.document_source(job.id),
             self.keys.callbacks_due,
         ]
-        outcome, existing = self._create(keys=keys, args=args)
+        outcome, *found = self._create(keys=keys, args=args)
         if outcome == Creation.EXISTS:
-            job_id, _, digest = existing.partition(" ")
+            job_id, digest = found
             return Created(Creation.EXISTS, job_id, digest)
         if outcome == Creation.OVER_QUOTA:
-            held, retry_after = existing.split()
+            held, retry_after = found
             return Created(Creation.OVER_QUOTA, held_bytes=int(held), retry_after=int(retry_after))
         return Created(Creation(outcome), job.id if outcome == Creation.CREATED else "")
 
@@ -127,14 +130,11 @@ class JobStore(WorkerSide):
         return self.get_many([job_id])[0]
 
     def get_many(self, job_ids: list[str]) -> list[Job | None]:
+        """Each job's record, one HGETALL each (None for a job that is gone)."""
         pipe = self.client.pipeline(transaction=False)
         for job_id in job_ids:
-            pipe.hmget(self.keys.job(job_id), RECORD_FIELDS)
-        jobs: list[Job | None] = []
-        for values in pipe.execute():
-            data = {name: value for name, value in zip(RECORD_FIELDS, values) if value is not None}
-            jobs.append(Job.from_hash(data) if data.get("status") else None)
-        return jobs
+            pipe.hgetall(self.keys.job(job_id))
+        return [Job.from_hash(data) if data.get("status") else None for data in pipe.execute()]
 
     def statuses(self, job_ids: list[str]) -> list[str | None]:
         pipe = self.client.pipeline(transaction=False)
@@ -165,46 +165,20 @@ class JobStore(WorkerSide):
         """OK when cancelled now, REFUSED when already final, MISSING when unknown."""
         return self._move(job_id, JobStatus.CANCELLED, {}, None)
 
-    def succeed(
-        self,
-        job_id: str,
-        fence: int | None,
-        translations: list[str],
-        cached_sentences: int,
-        sentences_done: int,
-        warnings: list[dict[str, Any]] | None = None,
-        scores: list[list[float | None]] | None = None,
-    ) -> Move:
-        """`scores`: each text's sentences' confidences, stored when the job asked for them."""
-        fields = _result_fields(translations, cached_sentences, sentences_done, warnings)
-        if scores is not None:
-            fields["scores"] = json.dumps(scores)
-        return self._move(job_id, JobStatus.SUCCEEDED, fields, fence)
-
-    def translated(
-        self,
-        job_id: str,
-        translations: list[str],
-        cached_sentences: int,
-        sentences_done: int,
-        warnings: list[dict[str, Any]] | None = None,
-        fence: int | None = None,
-        scores: list[list[float | None]] | None = None,
-    ) -> Move:
-        """A document job's units are translated: it waits for the document stage to render it (`scores`: each
-        unit's sentences' confidences, when the job asked for them)."""
-        fields = _result_fields(translations, cached_sentences, sentences_done, warnings)
-        if scores is not None:
-            fields["scores"] = json.dumps(scores)
-        return self._move(job_id, JobStatus.RENDERING, fields, fence, ttl=self.job_ttl)
+    def translated(self, job: Job, fence: int | None, translation: Translation) -> Move:
+        """Store a job's complete translation, with the fence of the claim that made it: a job of texts
+        succeeds; a document job (its `document`) waits for the document stage to render it (rendering)."""
+        fields = JOB_HASH.encode_part(translation)
+        if job.document is None:
+            return self._move(job.id, JobStatus.SUCCEEDED, fields, fence)
+        return self._move(job.id, JobStatus.RENDERING, fields, fence, ttl=self.job_ttl)
 
     def fail(self, job_id: str, code: ErrorCode, message: str, fence: int | None = None) -> Move:
         """Fail a job, with the fence of the claim that fails it (None: unfenced, as the API and the document
         stage do). Every failure counts in the `jobs_failed` statistic, in the same atomic call (so does a
         claim that fails a job as lost)."""
-        return self._move(
-            job_id, JobStatus.FAILED, {"error": json.dumps({"code": code.value, "message": message})}, fence
-        )
+        error = JOB_HASH.encode_values(error={"code": code.value, "message": message})
+        return self._move(job_id, JobStatus.FAILED, error, fence)
 
     def _move(self, job_id: str, status: JobStatus, fields: dict[str, str], fence: int | None, ttl: int = 0) -> Move:
         """'ok'; 'refused' (already final), 'missing', or 'fenced' (claimed again since `fence`; None: any)."""
@@ -216,8 +190,8 @@ class JobStore(WorkerSide):
             self.keys.pending(""),
             "" if fence is None else str(fence),
         ]
-        for name, value in fields.items():
-            args += [name, value]
+        for pair in fields.items():
+            args.extend(pair)
         keys = [
             self.keys.job(job_id),
             self.keys.lease(job_id),
@@ -228,17 +202,3 @@ class JobStore(WorkerSide):
         ]
         outcome, _ = self._transition(keys=keys, args=args)
         return Move(outcome)
-
-
-def _result_fields(
-    translations: list[str], cached_sentences: int, sentences_done: int, warnings: list[dict[str, Any]] | None
-) -> dict[str, str]:
-    """What a job's record holds once its translation is done (succeeded, or rendering for a document)."""
-    fields = {
-        "result": json.dumps(translations, ensure_ascii=False),
-        "cached_sentences": str(cached_sentences),
-        "sentences_done": str(sentences_done),
-    }
-    if warnings:
-        fields["warnings"] = json.dumps(warnings, ensure_ascii=False)
-    return fields

@@ -18,15 +18,15 @@ from redis.sentinel import Sentinel
 from shared.settings import Settings
 
 
-def broker_redis(settings: Settings, decode_responses: bool = True) -> redis.Redis:
-    """The broker and job store."""
+def broker_redis(settings: Settings) -> redis.Redis:
+    """The broker and job store (answers decoded; shared.store.document_store reads its compressed data as bytes)."""
     return _client(
         settings,
         settings.redis_url,
         settings.redis_master,
         settings.redis_socket_timeout,
         health_check_interval=30,
-        decode_responses=decode_responses,
+        decode_responses=True,
     )
 
 
@@ -42,10 +42,11 @@ def _cache_master(settings: Settings) -> str:
     return settings.cache_master if settings.cache_url or settings.cache_master else settings.redis_master
 
 
-def limiter_storage(settings: Settings) -> tuple[str, dict[str, Any]]:
-    """The storage URI and options of rate limits (flask-limiter, limits) on the broker: its own client's
-    connection pool, so passwords, TLS and sentinels apply as everywhere else."""
-    return "redis://", {"connection_pool": broker_redis(settings, decode_responses=False).connection_pool}
+def limiter_storage(broker: redis.Redis) -> tuple[str, dict[str, Any]]:
+    """The storage URI and options of rate limits (flask-limiter, limits) on the broker: the connection pool
+    of the process's broker client (shared.store.backends), so passwords, TLS and sentinels apply as
+    everywhere else, and the process holds one pool."""
+    return "redis://", {"connection_pool": broker.connection_pool}
 
 
 def _client(settings: Settings, url: str, master: str, timeout: float, **options: Any) -> redis.Redis:

@@ -43,7 +43,7 @@ def test_every_client_verifies_the_server_with_the_ca_file(tls_server):
     settings = Settings(redis_url=url, redis_ca_file=trusted.ca)
     assert broker_redis(settings).ping() and cache_redis(settings).ping()
     assert _celery_connects(settings)
-    uri, options = limiter_storage(settings)
+    uri, options = limiter_storage(broker_redis(settings))
     assert storage_from_string(uri, **options).check()
     # A CA that did not sign the server's certificate: every client refuses the server.
     wrong = Settings(redis_url=url, redis_ca_file=other.ca)

@@ -6,9 +6,10 @@ import time
 import pytest
 
 from shared.errors import ErrorCode
+from shared.store.job_claims import JobClaims, Progress
 from shared.store.job_record import Job, is_job_id, new_job_id, utc_now
 from shared.store.job_status import JobStatus
-from shared.store.jobs import Idempotency, JobStore
+from shared.store.jobs import Idempotency, JobStore, Translation
 from shared.store.keys import Keys
 
 ROUTE = "zh-en-0123456789"
@@ -17,6 +18,11 @@ ROUTE = "zh-en-0123456789"
 @pytest.fixture
 def store(redis_client):
     return JobStore(redis_client, Keys(), job_ttl=100, result_ttl=50)
+
+
+@pytest.fixture
+def claims(redis_client):
+    return JobClaims(redis_client, Keys(), job_ttl=100, result_ttl=50)
 
 
 def new_job(text: str = "你好。") -> Job:
@@ -44,121 +50,121 @@ def test_ids_are_128_random_bits_and_nothing_else_passes_for_one():
         assert not is_job_id(other), other
 
 
-def test_lifecycle_and_ttls(store, redis_client):
+def test_lifecycle_and_ttls(store, redis_client, claims):
     job = make_job(store)
     assert redis_client.ttl(Keys().job(job.id)) == 100
     assert store.pending_count(ROUTE) == 1
-    claim = store.claim(job.id, ROUTE, "w1", 5, 3)
+    claim = claims.claim(job.id, ROUTE, "w1", 5, 3)
     assert (claim.outcome, claim.fence) == ("claimed", 1)
     assert store.get(job.id).status == "running"
     assert store.pending_count(ROUTE) == 0
-    assert store.set_progress(job.id, claim.fence, 1) == "ok"
-    assert store.succeed(job.id, claim.fence, ["Hello."], cached_sentences=0, sentences_done=1) == "ok"
+    assert claims.set_progress(job.id, claim.fence, Progress(1)) == "ok"
+    assert store.translated(job, claim.fence, Translation(["Hello."], sentences_done=1, cached_sentences=0)) == "ok"
     done = store.get(job.id)
     assert done.status == "succeeded" and done.result == ["Hello."] and done.finished_at
     assert 0 < redis_client.ttl(Keys().job(job.id)) <= 50
     assert not redis_client.exists(Keys().lease(job.id))
 
 
-def test_status_never_moves_backwards(store):
+def test_status_never_moves_backwards(store, claims):
     job = make_job(store)
-    fence = store.claim(job.id, ROUTE, "w1", 5, 3).fence
-    assert store.succeed(job.id, fence, ["a"], 0, 1) == "ok"
+    fence = claims.claim(job.id, ROUTE, "w1", 5, 3).fence
+    assert store.translated(job, fence, Translation(["a"], 1, 0)) == "ok"
     assert store.fail(job.id, ErrorCode.INTERNAL_ERROR, "y", fence) == "refused"
     assert store.cancel(job.id) == "refused"
-    assert store.claim(job.id, ROUTE, "w2", 5, 3).outcome == "final"
-    assert store.succeed(job.id, fence, ["b"], 0, 1) == "refused"
+    assert claims.claim(job.id, ROUTE, "w2", 5, 3).outcome == "final"
+    assert store.translated(job, fence, Translation(["b"], 1, 0)) == "refused"
     assert store.get(job.id).result == ["a"]
 
 
-def test_cancel_queued_then_worker_skips_it(store):
+def test_cancel_queued_then_worker_skips_it(store, claims):
     job = make_job(store)
     assert store.cancel(job.id) == "ok"
-    assert store.claim(job.id, ROUTE, "w1", 5, 3).outcome == "final"
+    assert claims.claim(job.id, ROUTE, "w1", 5, 3).outcome == "final"
     assert store.pending_count(ROUTE) == 0
 
 
-def test_lease_blocks_second_worker_until_it_expires(store, redis_client):
+def test_lease_blocks_second_worker_until_it_expires(store, redis_client, claims):
     job = make_job(store)
-    assert store.claim(job.id, ROUTE, "w1", 5, 3).outcome == "claimed"
-    assert store.claim(job.id, ROUTE, "w2", 5, 3).outcome == "leased"
+    assert claims.claim(job.id, ROUTE, "w1", 5, 3).outcome == "claimed"
+    assert claims.claim(job.id, ROUTE, "w2", 5, 3).outcome == "leased"
     redis_client.delete(Keys().lease(job.id))  # the worker died: nobody renews the lease
-    claim = store.claim(job.id, ROUTE, "w2", 5, 3)
+    claim = claims.claim(job.id, ROUTE, "w2", 5, 3)
     assert (claim.outcome, claim.attempts) == ("claimed", 2)
 
 
-def test_lost_deliveries_fail_the_job(store):
+def test_lost_deliveries_fail_the_job(store, claims):
     job = make_job(store)
     for attempt in range(3):
-        assert store.claim(job.id, ROUTE, f"w{attempt}", 5, 3).outcome == "claimed"
+        assert claims.claim(job.id, ROUTE, f"w{attempt}", 5, 3).outcome == "claimed"
         store.client.delete(Keys().lease(job.id))
-    claim = store.claim(job.id, ROUTE, "w9", 5, 3)
+    claim = claims.claim(job.id, ROUTE, "w9", 5, 3)
     assert claim.outcome == "lost"
     failed = store.get(job.id)
     assert failed.status == "failed" and failed.error["code"] == "worker_lost"
 
 
-def test_a_parked_job_waits_again_and_its_next_claim_counts_no_attempt(store, redis_client):
+def test_a_parked_job_waits_again_and_its_next_claim_counts_no_attempt(store, redis_client, claims):
     job = make_job(store)
-    fence = store.claim(job.id, ROUTE, "w1", 5, 3).fence
-    store.set_progress(job.id, fence, 1, 0, {0: "half"})
-    assert store.park(job.id, ROUTE, "w2", fence) is False  # not w2's to give back
-    assert store.park(job.id, ROUTE, "w1", fence) is True
-    assert store.oldest_pending(ROUTE, 5) == [job.id] and store.get(job.id).status == "running"
-    assert store.renew_leases({job.id: fence}, "w1", 5) == 0  # its old holder does not take it back
-    again = store.claim(job.id, ROUTE, "w2", 5, 3, fresh_only=True)  # rounds may take it in
+    fence = claims.claim(job.id, ROUTE, "w1", 5, 3).fence
+    claims.set_progress(job.id, fence, Progress(1, 0, {0: "half"}))
+    assert claims.park(job.id, ROUTE, "w2", fence) is False  # not w2's to give back
+    assert claims.park(job.id, ROUTE, "w1", fence) is True
+    assert claims.oldest_pending(ROUTE, 5) == [job.id] and store.get(job.id).status == "running"
+    assert claims.renew_leases({job.id: fence}, "w1", 5) == 0  # its old holder does not take it back
+    again = claims.claim(job.id, ROUTE, "w2", 5, 3, fresh_only=True)  # rounds may take it in
     assert (again.outcome, again.fence) == ("claimed", fence + 1)
-    assert store.get(job.id).attempts == 1 and store.partial_translations([job.id]) == [{0: "half"}]
-    store.succeed(job.id, again.fence, ["done"], 0, 1)
+    assert store.get(job.id).attempts == 1 and claims.partial_translations([job.id]) == [{0: "half"}]
+    store.translated(job, again.fence, Translation(["done"], 1, 0))
     assert not redis_client.exists(Keys().partial(job.id))  # kept only while it runs
 
 
-def test_a_lapsed_lease_counts_as_lost_only_when_the_claimant_saw_no_outage(store):
+def test_a_lapsed_lease_counts_as_lost_only_when_the_claimant_saw_no_outage(store, claims):
     job = make_job(store)
-    fence = store.claim(job.id, ROUTE, "w1", 0.05, 3).fence
+    fence = claims.claim(job.id, ROUTE, "w1", 0.05, 3).fence
     time.sleep(0.1)  # the lease lapsed (a broker freeze, or w1 died)
-    assert store.claim(job.id, ROUTE, "w2", 5, 3, lapse_is_loss=False).outcome == "leased"
-    assert store.renew_leases({job.id: fence}, "w1", 5) == 1  # w1 is alive: it takes its lease back
-    assert store.claim(job.id, ROUTE, "w2", 5, 3).outcome == "leased"
-    store.drop_lease(job.id, fence)
-    assert store.claim(job.id, ROUTE, "w2", 5, 3).attempts == 2
+    assert claims.claim(job.id, ROUTE, "w2", 5, 3, lapse_is_loss=False).outcome == "leased"
+    assert claims.renew_leases({job.id: fence}, "w1", 5) == 1  # w1 is alive: it takes its lease back
+    assert claims.claim(job.id, ROUTE, "w2", 5, 3).outcome == "leased"
+    claims.drop_lease(job.id, fence)
+    assert claims.claim(job.id, ROUTE, "w2", 5, 3).attempts == 2
 
 
-def test_a_stale_claim_s_writes_are_refused_and_the_live_claim_s_result_stands(store, redis_client):
+def test_a_stale_claim_s_writes_are_refused_and_the_live_claim_s_result_stands(store, redis_client, claims):
     """Fencing: w1 stalls past its lease, w2 claims the job; w1's late writes, in any order, change nothing."""
     job = make_job(store)
-    old = store.claim(job.id, ROUTE, "w1", 0.05, 3)
+    old = claims.claim(job.id, ROUTE, "w1", 0.05, 3)
     time.sleep(0.1)  # w1 stalled (stopped, cut off) past its lease
-    new = store.claim(job.id, ROUTE, "w2", 5, 3)
+    new = claims.claim(job.id, ROUTE, "w2", 5, 3)
     assert (new.outcome, new.attempts, new.fence) == ("claimed", 2, old.fence + 1)
-    assert store.renew_leases({job.id: old.fence}, "w1", 5) == 0  # w1 does not take the lease back
+    assert claims.renew_leases({job.id: old.fence}, "w1", 5) == 0  # w1 does not take the lease back
     assert redis_client.get(Keys().lease(job.id)) == "w2"
-    assert store.set_progress(job.id, old.fence, 1, 0, {0: "stale"}) == "fenced"
-    assert store.park(job.id, ROUTE, "w1", old.fence) is False
-    store.drop_lease(job.id, old.fence)
+    assert claims.set_progress(job.id, old.fence, Progress(1, 0, {0: "stale"})) == "fenced"
+    assert claims.park(job.id, ROUTE, "w1", old.fence) is False
+    claims.drop_lease(job.id, old.fence)
     assert redis_client.get(Keys().lease(job.id)) == "w2"  # w2's lease stays
-    assert store.succeed(job.id, old.fence, ["stale"], 0, 1) == "fenced"
+    assert store.translated(job, old.fence, Translation(["stale"], 1, 0)) == "fenced"
     assert store.fail(job.id, ErrorCode.INTERNAL_ERROR, "m", old.fence) == "fenced"
-    assert store.get(job.id).status == "running" and store.partial_translations([job.id]) == [{}]
-    assert store.set_progress(job.id, new.fence, 1, 0, {0: "live"}) == "ok"
-    assert store.succeed(job.id, new.fence, ["live"], 0, 1) == "ok"
-    assert store.succeed(job.id, old.fence, ["stale"], 0, 1) == "fenced"  # after the live result, too
+    assert store.get(job.id).status == "running" and claims.partial_translations([job.id]) == [{}]
+    assert claims.set_progress(job.id, new.fence, Progress(1, 0, {0: "live"})) == "ok"
+    assert store.translated(job, new.fence, Translation(["live"], 1, 0)) == "ok"
+    assert store.translated(job, old.fence, Translation(["stale"], 1, 0)) == "fenced"  # after the live result, too
     assert store.get(job.id).result == ["live"]
 
 
-def test_running_jobs_whose_lease_lapsed_are_found_once_per_claim(store, redis_client):
+def test_running_jobs_whose_lease_lapsed_are_found_once_per_claim(store, redis_client, claims):
     alive, dead, done = make_job(store), make_job(store), make_job(store)
-    fences = {j.id: store.claim(j.id, ROUTE, "w1", 0.2, 3).fence for j in (alive, dead, done)}
-    store.succeed(done.id, fences[done.id], ["x"], 0, 1)
-    assert store.lapsed(ROUTE, 16) == []  # nothing lapsed yet
+    fences = {j.id: claims.claim(j.id, ROUTE, "w1", 0.2, 3).fence for j in (alive, dead, done)}
+    store.translated(done, fences[done.id], Translation(["x"], 1, 0))
+    assert claims.lapsed(ROUTE, 16) == []  # nothing lapsed yet
     deadline = time.monotonic() + 1
     while time.monotonic() < deadline:
-        store.renew_leases({alive.id: fences[alive.id]}, "w1", 0.2)  # alive renews, dead does not
+        claims.renew_leases({alive.id: fences[alive.id]}, "w1", 0.2)  # alive renews, dead does not
         time.sleep(0.05)
-    assert store.lapsed(ROUTE, 16) == [dead.id]
+    assert claims.lapsed(ROUTE, 16) == [dead.id]
     assert redis_client.zscore(Keys().running(ROUTE), done.id) is None  # finished: out of the set
-    assert store.claim(dead.id, ROUTE, "w2", 5, 3).outcome == "claimed"
-    assert store.lapsed(ROUTE, 16) == []  # claimed again: its new lease runs
+    assert claims.claim(dead.id, ROUTE, "w2", 5, 3).outcome == "claimed"
+    assert claims.lapsed(ROUTE, 16) == []  # claimed again: its new lease runs
 
 
 def test_create_checks_the_queue_cap_and_the_idempotency_key_in_one_step(store, redis_client):
@@ -175,14 +181,14 @@ def test_create_checks_the_queue_cap_and_the_idempotency_key_in_one_step(store, 
     assert first.id != second.id
 
 
-def test_concurrent_writers_cannot_regress(store):
+def test_concurrent_writers_cannot_regress(store, claims):
     job = make_job(store)
-    fence = store.claim(job.id, ROUTE, "w1", 5, 3).fence
+    fence = claims.claim(job.id, ROUTE, "w1", 5, 3).fence
     outcomes = []
 
     def write(kind: str) -> None:
         if kind == "ok":
-            outcomes.append(store.succeed(job.id, fence, ["x"], 0, 1))
+            outcomes.append(store.translated(job, fence, Translation(["x"], 1, 0)))
         else:
             outcomes.append(store.fail(job.id, ErrorCode.INTERNAL_ERROR, "m", fence))
 
@@ -195,8 +201,8 @@ def test_concurrent_writers_cannot_regress(store):
     assert store.get(job.id).status in ("succeeded", "failed")
 
 
-def test_progress_never_recreates_an_expired_job(store, redis_client):
-    assert store.set_progress("0" * 32, 1, 3) == "fenced"  # no record, no fence to match
+def test_progress_never_recreates_an_expired_job(redis_client, claims):
+    assert claims.set_progress("0" * 32, 1, Progress(3)) == "fenced"  # no record, no fence to match
     assert not redis_client.exists(Keys().job("0" * 32))
 
 
@@ -209,3 +215,14 @@ def test_get_many_reads_each_job_or_none(store):
 def test_job_ids_are_recognised_and_nothing_else_is():
     assert is_job_id(new_job_id())
     assert not any(is_job_id(v) for v in ("0" * 31, "0" * 33, "G" * 32, "A" * 32, 7, None, ["0" * 32], "0" * 32 + "\n"))
+
+
+def test_progress_records_its_counts_and_new_warnings_in_the_record(store, claims):
+    job = make_job(store)
+    fence = claims.claim(job.id, ROUTE, "w1", 5, 3).fence
+    warned = [{"sentence": 0, "kind": "repeats"}]
+    assert claims.set_progress(job.id, fence, Progress(2, 1, {0: "a", 1: "b"}, warnings=warned)) == "ok"
+    assert claims.set_progress(job.id, fence, Progress(3, 1, {2: "c"})) == "ok"  # warnings unchanged
+    running = store.get(job.id)
+    assert (running.sentences_done, running.cached_sentences, running.warnings) == (3, 1, warned)
+    assert claims.partial_translations([job.id]) == [{0: "a", 1: "b", 2: "c"}]

@@ -1,7 +1,8 @@
 """Sentence confidences in the stores, against a real Redis: beside their translations in the sentence cache,
 in a running job's partial hash (so a parked or taken-over job keeps them), and in a finished job's record."""
 
-from shared.store.jobs import JobStore
+from shared.store.job_claims import JobClaims, Progress
+from shared.store.jobs import JobStore, Translation
 from shared.store.keys import Keys
 from shared.store.sentence_cache import SentenceCache
 from tests.shared.test_jobs import ROUTE, make_job
@@ -27,14 +28,15 @@ def test_scores_are_unknown_when_the_cache_is_down():
 
 def test_progress_keeps_scores_apart_from_translations_and_a_resumed_job_reads_both(redis_client):
     store = JobStore(redis_client, Keys(), job_ttl=100, result_ttl=50)
+    claims = JobClaims(redis_client, Keys(), job_ttl=100, result_ttl=50)
     job = make_job(store)
-    fence = store.claim(job.id, ROUTE, "w1", 5, 3).fence
-    store.set_progress(job.id, fence, 2, 0, {0: "one", 1: "two"}, scores={0: -0.5})
-    assert store.park(job.id, ROUTE, "w1", fence)
-    again = store.claim(job.id, ROUTE, "w2", 5, 3, fresh_only=True)
-    assert store.partial_progress([job.id]) == [({0: "one", 1: "two"}, {0: -0.5})]
-    assert store.partial_translations([job.id]) == [{0: "one", 1: "two"}]  # the score fields are skipped
-    store.succeed(job.id, again.fence, ["one two"], 0, 2, scores=[[-0.5, None]])
+    fence = claims.claim(job.id, ROUTE, "w1", 5, 3).fence
+    claims.set_progress(job.id, fence, Progress(2, 0, {0: "one", 1: "two"}, scores={0: -0.5}))
+    assert claims.park(job.id, ROUTE, "w1", fence)
+    again = claims.claim(job.id, ROUTE, "w2", 5, 3, fresh_only=True)
+    assert claims.partial_progress([job.id]) == [({0: "one", 1: "two"}, {0: -0.5})]
+    assert claims.partial_translations([job.id]) == [{0: "one", 1: "two"}]  # the score fields are skipped
+    store.translated(job, again.fence, Translation(["one two"], 2, 0, scores=[[-0.5, None]]))
     assert store.get(job.id).scores == [[-0.5, None]]
 
 

@@ -26,3 +26,14 @@ def test_every_setting_is_documented():
     table = settings_table(Settings)
     for name in ("TRANSQ_REDIS_URL", "TRANSQ_CACHE_URL", "TRANSQ_MODEL", "TRANSQ_MAX_BATCH_TOKENS", "TRANSQ_API_KEYS"):
         assert name in table
+
+
+@pytest.mark.parametrize("prefix", ["transq :", "transq:\n", "tab\tprefix:", "nul\x00:", "x" * 65])
+def test_a_key_prefix_with_whitespace_a_control_character_or_too_long_is_refused(prefix):
+    with pytest.raises(ValueError, match="TRANSQ_KEY_PREFIX"):
+        Settings.from_env({"TRANSQ_KEY_PREFIX": prefix})
+
+
+def test_a_sane_key_prefix_is_taken():
+    for prefix in ("transq:", "team-a:transq:", "t1", "翻译:"):
+        assert Settings.from_env({"TRANSQ_KEY_PREFIX": prefix}).key_prefix == prefix

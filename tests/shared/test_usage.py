@@ -5,10 +5,9 @@ finishes, released when the data expires or the job is forgotten."""
 import time
 
 from shared.errors import ErrorCode
-from shared.store.document_store import DocumentRecord
-from shared.store.job_record import Job, new_job_id, utc_now
+from shared.store.job_record import DocumentRecord, Job, new_job_id, utc_now
 from shared.store.job_status import JobStatus
-from shared.store.jobs import JobStore, Usage
+from shared.store.jobs import Idempotency, JobStore, Translation, Usage
 from shared.store.keys import Keys
 
 ROUTE = "zh-en-0123456789"
@@ -42,8 +41,8 @@ def test_a_document_is_charged_and_what_a_finished_job_no_longer_holds_is_releas
     store = JobStore(redis_client, KEYS, job_ttl=100, result_ttl=50)
     usage = Usage(KEYS.usage("key:a"), 0)
     document = job([], status=JobStatus.PARSING)
-    record = DocumentRecord('{"format": "markdown"}', "a.md")
-    store.create(document, usage=usage, document_source=b"x" * 20_000, document_ttl=30, record_fields=record.fields())
+    document.document = DocumentRecord('{"format": "markdown"}', "a.md")
+    store.create(document, usage=usage, document_source=b"x" * 20_000, document_ttl=30)
     assert redis_client.ttl(KEYS.document_source(document.id)) == 30
     assert 20_000 < held(redis_client, "key:a") < 21_000
     store.fail(document.id, ErrorCode.INVALID_DOCUMENT, "bad")
@@ -51,7 +50,7 @@ def test_a_document_is_charged_and_what_a_finished_job_no_longer_holds_is_releas
     assert held(redis_client, "key:a") < 1_000  # only the small failed record is left
     plain = job(["字" * 10_000])
     store.create(plain, usage=usage)
-    store.succeed(plain.id, None, ["short"], 0, 1)
+    store.translated(plain, None, Translation(["short"], 1, 0))
     assert "texts" not in redis_client.hgetall(KEYS.job(plain.id))
     assert held(redis_client, "key:a") < 2_000
 
@@ -68,3 +67,20 @@ def test_expired_and_forgotten_data_is_released(redis_client):
     time.sleep(2.1)  # the records expire; their entries go on the client's next submission
     assert store.create(job(["字" * 5_000]), usage=usage).outcome == "created"
     assert 15_000 < held(redis_client, "addr:3") < 16_000
+
+
+def test_the_scripts_take_each_value_as_an_argument_of_its_own(redis_client):
+    """No script splits a packed argument: keys with a space in them (a prefix Settings now refuses, which
+    once silently turned the storage accounting off) are accounted, and an idempotency key answers its job."""
+    keys = Keys("transq test: ")
+    store = JobStore(redis_client, keys, job_ttl=100, result_ttl=50)
+    usage = Usage(keys.usage("addr:4"), 25_000)
+    idempotency = Idempotency(keys.idempotency("k"), "digest", 60)
+    first = job(["字" * 5_000])
+    assert store.create(first, idempotency=idempotency, usage=usage).outcome == "created"
+    assert 15_000 < int(redis_client.get(usage.key + ":bytes")) < 16_000
+    again = store.create(job(["字" * 5_000]), idempotency=idempotency, usage=usage)
+    assert (again.outcome, again.job_id, again.request_digest) == ("exists", first.id, "digest")
+    refused = store.create(job(["字" * 5_000]), usage=usage)
+    assert refused.outcome == "over_quota" and refused.held_bytes == int(redis_client.get(usage.key + ":bytes"))
+    assert redis_client.zcard(keys.pending(ROUTE)) == 1

@@ -13,7 +13,7 @@ from pathlib import Path
 import redis
 
 from shared.callback_policy import CallbackRefused, check_callback_url
-from shared.contract.job_view import job_view
+from shared.contract.job_view import callback_body
 from shared.settings import Settings
 from shared.store.document_store import DocumentStore
 from shared.store.jobs import JobStore
@@ -44,13 +44,15 @@ def retry_delay(settings: Settings, attempt: int) -> float:
 
 
 class Deliverer:
+    """The outbox, the job store and the document store on one broker client (`client`, else its own)."""
+
     def __init__(self, settings: Settings, client: redis.Redis | None = None):
         self.settings = settings
         keys = Keys(settings.key_prefix)
         client = client or broker_redis(settings)
         self.outbox = Outbox(client, keys)
         self.store = JobStore(client, keys, settings.job_ttl, settings.result_ttl)
-        self.documents = DocumentStore(settings, keys)
+        self.documents = DocumentStore(client, keys, settings)
         self.stopping = threading.Event()
 
     def run(self) -> None:
@@ -99,8 +101,7 @@ class Deliverer:
             else:
                 self._retry(attempt, str(refused), None)
             return
-        view = job_view(job, self.documents, self.settings.low_confidence)
-        view.pop("callback", None)  # the delivery's own state is not news to its receiver
+        view = callback_body(job, self.documents, self.settings.low_confidence)
         body = json.dumps(view, ensure_ascii=False, separators=(",", ":")).encode()
         headers = signed_headers(self.settings.callback_secret, body)
         headers["X-Transq-Job"] = job.id

@@ -29,11 +29,12 @@ from shared.celery_factory import DOCUMENT_TASK, make_celery
 from shared.errors import ApiError, ErrorCode
 from shared.logging_setup import configure_logging, current_job_id
 from shared.settings import Settings
-from shared.store.backends import Backends, Services
+from shared.store.backends import Services
 from shared.store.job_record import is_job_id
 from shared.store.job_status import Move
 from shared.store.jobs import JobStore
 from shared.store.keys import Keys
+from shared.store.redis_client import broker_redis
 from worker.documents.stage_work import run_document_job
 
 log = logging.getLogger(__name__)
@@ -97,7 +98,10 @@ class DocumentStage:
         if not isinstance(exception, (TimeLimitExceeded, WorkerLostError)):
             return
         if self._parent_store is None:
-            self._parent_store = Backends.connect(self.settings).store
+            settings = self.settings
+            self._parent_store = JobStore(
+                broker_redis(settings), Keys(settings.key_prefix), settings.job_ttl, settings.result_ttl
+            )
         why = "time" if isinstance(exception, TimeLimitExceeded) else "lost"
         fail(self._parent_store, args[0], ErrorCode.DOCUMENT_TOO_COMPLEX, self.too_complex(why))
 

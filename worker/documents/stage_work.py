@@ -5,6 +5,7 @@ under its time and memory limits, never in the API's request workers."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from typing import Any
@@ -31,8 +32,7 @@ def run_document_job(services: Services, job_id: str) -> str:
     job = services.store.get(job_id)
     if job is None or job.status not in (JobStatus.PARSING, JobStatus.RENDERING):
         return ""
-    record = services.documents.record(job_id)
-    layout = json.loads(record.layout) if record else {}
+    layout = json.loads(job.document.layout) if job.document else {}
     packed = services.documents.source(job_id)
     if packed is None or not layout:
         raise Expired("the document expired before it was translated (TRANSQ_DOCUMENT_TTL): upload it again")
@@ -42,7 +42,7 @@ def run_document_job(services: Services, job_id: str) -> str:
     limits = DocumentLimits.from_settings(settings)
     prepared = [_parse(job.format, source, layout["max_sentence_chars"], limits, i) for i, source in enumerate(sources)]
     if job.status == JobStatus.RENDERING:
-        _render(services, job, prepared, job.result or [], {})
+        _render(services, job, prepared, job.result or [])
         return "rendered"
     return _parsed(services, job, prepared, layout)
 
@@ -66,56 +66,49 @@ def _parsed(services: Services, job: Job, prepared: list[Prepared], layout: dict
         raise ValidationError(f"the document has {total} characters of text; at most {settings.max_chars} are allowed")
     segments, sentences = split_texts(units, settings, "the document has")
     layout = {**layout, "units": [len(p.units) for p in prepared]}
-    route, fields = _route(services, job, units, layout)
-    namespace = services.routes.cache_namespace(route)
+    _choose_route(services, job, units, layout)
+    namespace = services.routes.cache_namespace(job.route)
     keys = [normalise(s) for s in sentences]
     glossary = Glossary.of(job.glossary) if job.glossary else None
     known = namespace is not None or not keys  # (a document of no sentences is rendered at once)
     cached = services.cache.answer(namespace or "", keys, glossary, job.want_scores) if known else None
     hits = cached.hits if cached else 0
+    job.texts, job.sentences_total, job.sentences_done, job.cached_sentences = units, len(sentences), hits, hits
+    job.document = dataclasses.replace(job.document, layout=json.dumps(layout, ensure_ascii=False))
     if cached and cached.complete:
-        result = cached.texts(segments)
-        fields |= {
-            "sentences_total": str(len(sentences)),
-            "sentences_done": str(hits),
-            "cached_sentences": str(hits),
-            "document": json.dumps(layout, ensure_ascii=False),
-        }
         if job.want_scores:
             job.scores = cached.text_scores(segments)
-        _render(services, job, prepared, result, fields)
+        _render(services, job, prepared, cached.texts(segments))
         return "rendered"
-    if not services.documents.parsed(job.id, route, units, len(sentences), hits, layout, fields):
+    if not services.documents.parsed(job):
         return ""
-    services.celery.send_task(TRANSLATE_TASK, args=[job.id], queue=services.keys.queue(route))
+    services.celery.send_task(TRANSLATE_TASK, args=[job.id], queue=services.keys.queue(job.route))
     log.info("job %s parsed: %d sentences, %d cached", job.id, len(sentences), hits, extra={"job_id": job.id})
     return "parsed"
 
 
-def _route(services: Services, job: Job, units: list[str], layout: dict[str, Any]) -> tuple[str, dict[str, str]]:
-    """The job's route, and what its record gains with it: a job submitted without one (its language is
-    detected: shared.routing.detected_route.document_route) has it chosen now, from the document's text."""
+def _choose_route(services: Services, job: Job, units: list[str], layout: dict[str, Any]) -> None:
+    """Give a job submitted without a route (its language is detected: see
+    shared.routing.detected_route.document_route) its route now, chosen from the document's text, with its
+    model and the language detected."""
     if job.route:
-        return job.route, {}
+        return
     route, detected = choose_route(services.routes, layout.get("source_lang"), layout.get("target_lang"), units)
-    fields = {"route": route.key, "model": route.model}
+    job.route, job.model = route.key, route.model
     if detected is not None:
-        fields["detected"] = json.dumps(detected.public())
+        job.detected = detected.public()
     log.info("job %s goes to %s (%s)", job.id, route.key, detected or "no language detected", extra={"job_id": job.id})
-    return route.key, fields
 
 
-def _render(
-    services: Services, job: Job, prepared: list[Prepared], translations: list[str], fields: dict[str, str]
-) -> None:
+def _render(services: Services, job: Job, prepared: list[Prepared], translations: list[str]) -> None:
     documents, position = [], 0
     for document in prepared:
         count = len(document.units)
         documents.append(document.render(translations[position : position + count]))
         position += count
     if job.scores is not None:  # each unit's sentences' scores, as each document's (units in document order)
-        fields = {**fields, "scores": json.dumps(_per_document(job.scores, [len(p.units) for p in prepared]))}
-    if services.documents.rendered(job.id, pack_documents(documents), fields):  # type: ignore[arg-type]
+        job.scores = _per_document(job.scores, [len(p.units) for p in prepared])
+    if services.documents.rendered(job, pack_documents(documents)):  # type: ignore[arg-type]
         services.stats.job_finished("succeeded", job.submitted)
         log.info("job %s rendered and succeeded", job.id, extra={"job_id": job.id})
 

@@ -1,5 +1,5 @@
-"""What a worker process holds: settings, the broker's services (the job store, which waits out outages,
-the cache, statistics, the registry), its id, its claims, its activity, and the model."""
+"""What a worker process holds: settings, the broker's services (the job store and its claims on jobs, which
+wait out outages, the cache, statistics, the registry), its id, its claims, its activity, and the model."""
 
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ class WorkerContext:
         self.cache, self.stats, self.registry = backends.cache, backends.stats, backends.registry
         self.broker = BrokerHealth()
         self.store = RetryingStore(backends.store, self.broker)
+        self.job_claims = RetryingStore(backends.job_claims, self.broker)
         self.worker_id = new_worker_id()
         self.route = route_for(settings)
         self.claims = Claims(self)

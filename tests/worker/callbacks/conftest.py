@@ -17,8 +17,9 @@ import pytest
 from devstack.callback_deliverer import CallbackDelivererProcess
 from devstack.certificates import make_tls_files
 from shared.settings import Settings
+from shared.store.job_claims import JobClaims
 from shared.store.job_record import Job, new_job_id, utc_now
-from shared.store.jobs import JobStore
+from shared.store.jobs import JobStore, Translation
 from shared.store.keys import Keys
 from tests.stack import ROOT
 
@@ -143,13 +144,18 @@ def queued_job(callback_url: str = "", status: str = "queued") -> Job:
     )
 
 
+def claims_of(store: JobStore) -> JobClaims:
+    """The workers' claims on the jobs of `store` (its client, keys and TTLs)."""
+    return JobClaims(store.client, store.keys, store.job_ttl, store.result_ttl)
+
+
 def finished_job(store: JobStore, callback_url: str, outcome: str = "succeed") -> Job:
     """A job created and made final through the real store: claimed, then succeeded or failed."""
     job = queued_job(callback_url)
     store.create(job)
-    claim = store.claim(job.id, ROUTE, "worker-1", lease_seconds=5, max_deliveries=3)
+    claim = claims_of(store).claim(job.id, ROUTE, "worker-1", lease_seconds=5, max_deliveries=3)
     if outcome == "succeed":
-        assert store.succeed(job.id, claim.fence, ["Hello."], 0, 1) == "ok"
+        assert store.translated(job, claim.fence, Translation(["Hello."], sentences_done=1)) == "ok"
     else:
         from shared.errors import ErrorCode
 

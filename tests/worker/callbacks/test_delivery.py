@@ -4,6 +4,7 @@ settings), a real Redis."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -16,6 +17,7 @@ from tests.worker.callbacks.conftest import (
     ROUTE,
     SECRET,
     callback_settings,
+    claims_of,
     documented_verify,
     finished_job,
     queued_job,
@@ -27,7 +29,7 @@ from worker.callbacks.signing import verify
 def delivery(store: JobStore, job_id: str, state: str = "delivered") -> dict:
     """The job's callback once it is `state`."""
     return wait_until(  # type: ignore[return-value]
-        lambda: (job := store.get(job_id)) and job.callback.get("state") == state and job.callback,
+        lambda: (job := store.get(job_id)) and job.callback.state == state and dataclasses.asdict(job.callback),
         what=f"callback of {job_id} {state}",
     )
 
@@ -44,7 +46,8 @@ def test_a_finished_job_is_posted_to_its_callback_signed(receiver, store, settin
     assert got.path == "/hooks/transq?from=test"
     assert got.headers["Content-Type"] == "application/json" and got.headers["X-Transq-Job"] == job.id
     view = json.loads(got.body)
-    expected = job_view(store.get(job.id), DocumentStore(settings, Keys(settings.key_prefix)), settings.low_confidence)
+    documents = DocumentStore(store.client, Keys(settings.key_prefix), settings)
+    expected = job_view(store.get(job.id), documents, settings.low_confidence)
     expected.pop("callback")
     assert view == expected  # the job's view, as GET /v1/jobs/<id> answers (less its callback's own state)
     assert view["status"] == "succeeded" and view["result"] == {"translations": ["Hello."]}
@@ -101,9 +104,10 @@ def test_a_job_whose_worker_died_too_often_still_gets_its_callback(receiver, sto
     start_deliverer(settings)
     job = queued_job(receiver.url)
     store.create(job)
-    claim = store.claim(job.id, ROUTE, "worker-1", lease_seconds=5, max_deliveries=1)
-    store.drop_lease(job.id, claim.fence)  # its worker was killed: the lease lapsed
-    store.claim(job.id, ROUTE, "worker-2", lease_seconds=5, max_deliveries=1)
+    claims = claims_of(store)
+    claim = claims.claim(job.id, ROUTE, "worker-1", lease_seconds=5, max_deliveries=1)
+    claims.drop_lease(job.id, claim.fence)  # its worker was killed: the lease lapsed
+    claims.claim(job.id, ROUTE, "worker-2", lease_seconds=5, max_deliveries=1)
     (got,) = receiver.wait_for(1)
     assert json.loads(got.body)["error"]["code"] == "worker_lost"
     assert delivery(store, job.id)["attempts"] == 1
@@ -167,7 +171,7 @@ def test_a_pending_callback_survives_a_broker_restart_and_the_deliverer_waits_it
         deliverer = start_deliverer(settings)
         job = finished_job(store, receiver.url)
         receiver.wait_for(1)
-        wait_until(lambda: store.get(job.id).callback["last_status"] == 500, what="the first attempt settled")
+        wait_until(lambda: store.get(job.id).callback.last_status == 500, what="the first attempt settled")
         broker.kill()
         wait_until(lambda: "cannot take callbacks from the broker" in deliverer.log_tail(), what="the outage seen")
         assert deliverer.process.poll() is None

@@ -5,13 +5,16 @@ nothing. Real Redis, the real store."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
+from shared.store.callback_state import Delivery
 from shared.store.document_store import DocumentStore
+from shared.store.job_record import DocumentRecord
 from shared.store.job_status import ClaimOutcome
-from shared.store.jobs import JobStore
+from shared.store.jobs import JobStore, Translation
 from shared.store.keys import Keys
-from tests.worker.callbacks.conftest import ROUTE, finished_job, queued_job
+from tests.worker.callbacks.conftest import ROUTE, claims_of, finished_job, queued_job
 from worker.callbacks.outbox import Outbox
 
 URL = "https://hooks.example.com/transq"
@@ -24,10 +27,10 @@ def due(store: JobStore) -> list[str]:
 def test_a_job_enters_the_due_set_when_it_becomes_final_and_not_before(store):
     job = queued_job(URL)
     store.create(job)
-    claim = store.claim(job.id, ROUTE, "worker-1", lease_seconds=5, max_deliveries=3)
+    claim = claims_of(store).claim(job.id, ROUTE, "worker-1", lease_seconds=5, max_deliveries=3)
     assert due(store) == []
-    assert store.get(job.id).callback == {"state": "pending", "attempts": 0, "last_status": None, "last_error": None}
-    assert store.succeed(job.id, claim.fence, ["Hello."], 0, 1) == "ok"
+    assert store.get(job.id).callback == Delivery(state="pending", attempts=0, last_status=None, last_error=None)
+    assert store.translated(job, claim.fence, Translation(["Hello."], sentences_done=1)) == "ok"
     assert due(store) == [job.id]
     record = store.client.hgetall(store.keys.job(job.id))
     assert record["callback_state"] == "pending" and record["callback_url"] == URL
@@ -46,16 +49,17 @@ def test_every_way_to_final_enters_it_once_and_a_job_without_a_callback_never(st
     # a job whose worker died: its lease lapsed, and the next claim finds its deliveries spent
     lost = queued_job(URL)
     store.create(lost)
-    first = store.claim(lost.id, ROUTE, "worker-1", lease_seconds=5, max_deliveries=1)
-    store.drop_lease(lost.id, first.fence)
-    assert store.claim(lost.id, ROUTE, "worker-2", lease_seconds=5, max_deliveries=1).outcome == ClaimOutcome.LOST
+    claims = claims_of(store)
+    first = claims.claim(lost.id, ROUTE, "worker-1", lease_seconds=5, max_deliveries=1)
+    claims.drop_lease(lost.id, first.fence)
+    assert claims.claim(lost.id, ROUTE, "worker-2", lease_seconds=5, max_deliveries=1).outcome == ClaimOutcome.LOST
     # a document job rendered by the document stage
-    document = queued_job(URL, status="parsing")
+    document = dataclasses.replace(queued_job(URL, status="parsing"), document=DocumentRecord("{}"))
     store.create(document)
-    assert DocumentStore(settings, Keys(settings.key_prefix)).rendered(document.id, b"packed", {})
+    assert DocumentStore(redis_client, Keys(settings.key_prefix), settings).rendered(document, b"packed")
     assert sorted(due(store)) == sorted([failed.id, cancelled.id, cached.id, lost.id, document.id])
     assert plain.id not in due(store)
-    assert store.get(plain.id).callback == {}
+    assert store.get(plain.id).callback is None
 
 
 def test_a_take_leases_entries_and_a_late_settlement_is_fenced(store, redis_client):
@@ -72,7 +76,7 @@ def test_a_take_leases_entries_and_a_late_settlement_is_fenced(store, redis_clie
     (third,) = outbox.take(10, lease_seconds=30)
     assert outbox.delivered(third, 204) == "delivered"
     assert due(store) == [] and outbox.take(10, 30) == []
-    assert store.get(job.id).callback == {"state": "delivered", "attempts": 3, "last_status": 204, "last_error": None}
+    assert store.get(job.id).callback == Delivery(state="delivered", attempts=3, last_status=204, last_error=None)
 
 
 def test_a_retry_past_the_deadline_fails_and_an_expired_job_leaves_the_outbox(store, redis_client):
@@ -80,7 +84,7 @@ def test_a_retry_past_the_deadline_fails_and_an_expired_job_leaves_the_outbox(st
     job = finished_job(store, URL)
     (attempt,) = outbox.take(10, 30)
     assert outbox.retry(attempt, 5.0, 2, "timed out", None) == "failed"
-    assert store.get(job.id).callback["state"] == "failed" and due(store) == []
+    assert store.get(job.id).callback.state == "failed" and due(store) == []
     gone = finished_job(store, URL)
     redis_client.delete(store.keys.job(gone.id))
     assert outbox.take(10, 30) == [] and due(store) == []

@@ -29,7 +29,7 @@ def store_timeout(ctx: WorkerContext, job_id: str) -> None:
     message = f"the job ran longer than {ctx.settings.task_time_limit}s"
 
     def write() -> None:
-        holder, fence = store.holder(job_id)
+        holder, fence = ctx.job_claims.once.holder(job_id)
         if is_dead_here(holder):
             store.fail(job_id, ErrorCode.TIMEOUT, message, fence)
 

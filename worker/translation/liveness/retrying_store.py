@@ -8,12 +8,13 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
+from shared.store.job_claims import JobClaims
 from shared.store.jobs import JobStore
 from worker.translation.liveness.broker_health import BrokerHealth
 
 
 class RetryingStore:
-    def __init__(self, store: JobStore, broker: BrokerHealth):
+    def __init__(self, store: JobStore | JobClaims, broker: BrokerHealth):
         self.once = store
         self.broker = broker
 

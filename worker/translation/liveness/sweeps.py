@@ -31,7 +31,7 @@ def wake_lapsed_jobs(ctx: WorkerContext) -> int:
     if not ctx.claims.lapse_is_loss():
         return 0
     sent = 0
-    store = ctx.store.once
+    store = ctx.job_claims.once
     for job_id in store.lapsed(ctx.route.key, limit=LAPSED_PER_SWEEP):
         if store.mark_woken(job_id, wake_key_seconds(ctx.settings)):
             log.warning("job %s: its worker's lease lapsed, waking it for another worker", job_id)
@@ -50,7 +50,7 @@ def wake_forgotten_jobs(ctx: WorkerContext) -> int:
     if ctx.activity.busy or ctx.activity.idle_for() < stale:
         return 0
     sent = 0
-    store = ctx.store.once
+    store = ctx.job_claims.once
     for job_id in store.waiting_since(ctx.route.key, time.time() - stale, limit=FORGOTTEN_PER_SWEEP):
         if store.mark_woken(job_id, wake_key_seconds(ctx.settings)):
             log.warning("job %s waited %.0fs with this worker idle: sending its wake-up again", job_id, stale)

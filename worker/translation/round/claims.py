@@ -31,7 +31,7 @@ class Claims:
     def claim(self, job_id: str, fresh_only: bool = False) -> Claim:
         """Try to take a job of this worker's route (see JobStore.claim); a claimed job's fence is kept."""
         ctx = self.ctx
-        claim = ctx.store.claim(
+        claim = ctx.job_claims.claim(
             job_id,
             ctx.route.key,
             ctx.worker_id,
@@ -55,7 +55,7 @@ class Claims:
         equals), so a round that starts with no job of its own (its job was batched with others earlier) takes
         the small jobs waiting rather than a parked big one, whose own wake-up brings it back."""
         store = self.ctx.store
-        candidates = [j for j in store.oldest_pending(self.ctx.route.key, CLAIM_WINDOW) if j not in taken]
+        candidates = [j for j in self.ctx.job_claims.oldest_pending(self.ctx.route.key, CLAIM_WINDOW) if j not in taken]
         if not candidates:
             return []
         own = taken[:1] if used is None else []

@@ -8,7 +8,9 @@ import logging
 from typing import TYPE_CHECKING
 
 from shared.errors import ErrorCode
+from shared.store.job_claims import Progress
 from shared.store.job_status import Move
+from shared.store.jobs import Translation
 from worker.translation.liveness.wakeups import wake_key_seconds
 from worker.translation.round.job_work import JobWork
 
@@ -21,19 +23,17 @@ log = logging.getLogger(__name__)
 def save_progress(ctx: WorkerContext, work: JobWork) -> bool:
     """Record the job's progress; False when it was refused (the job was taken over: drop it)."""
     new, warnings = work.unsaved(), work.unsaved_warnings()
-    outcome = ctx.store.set_progress(
-        work.job.id, work.fence, work.done, work.cached, new, warnings, work.unsaved_scores(new)
-    )
+    progress = Progress(work.done, work.cached, new, work.unsaved_scores(new), warnings)
+    outcome = ctx.job_claims.set_progress(work.job.id, work.fence, progress)
     return _not_taken_over(ctx, work.job.id, outcome, "progress")
 
 
 def finish(ctx: WorkerContext, work: JobWork) -> None:
     """Store a complete job's result: it succeeds, or a document job goes to the document stage."""
     job_id = work.job.id
-    if ctx.broker.retry(lambda: ctx.documents.record(job_id)) is not None:  # a document job: rendered next
-        outcome = ctx.store.translated(
-            job_id, work.assemble(), work.cached, work.done, work.warnings, work.fence, work.assemble_scores()
-        )
+    translation = Translation(work.assemble(), work.done, work.cached, work.warnings, work.assemble_scores())
+    outcome = ctx.store.translated(work.job, work.fence, translation)
+    if work.job.document is not None:  # a document job: rendered next
         if not _not_taken_over(ctx, job_id, outcome, "result") or outcome != Move.OK:
             return
         try:
@@ -44,9 +44,6 @@ def finish(ctx: WorkerContext, work: JobWork) -> None:
             return
         log.info("job %s translated; the document stage renders it", job_id, extra={"job_id": job_id})
         return
-    outcome = ctx.store.succeed(
-        job_id, work.fence, work.assemble(), work.cached, work.done, work.warnings, work.assemble_scores()
-    )
     if _not_taken_over(ctx, job_id, outcome, "result") and outcome == Move.OK:
         ctx.stats.job_finished("succeeded", work.job.submitted)
         log.info(
@@ -75,7 +72,9 @@ def park(ctx: WorkerContext, active: dict[str, JobWork]) -> None:
         if not save_progress(ctx, work):
             continue  # taken over by another worker: not ours to give back
         job_id = work.job.id
-        if ctx.store.park(job_id, ctx.route.key, ctx.worker_id, work.fence) and ctx.store.mark_woken(job_id, ttl):
+        if ctx.job_claims.park(job_id, ctx.route.key, ctx.worker_id, work.fence) and ctx.job_claims.mark_woken(
+            job_id, ttl
+        ):
             try:
                 ctx.wakeups.wake(job_id)
             except Exception as exc:  # noqa: BLE001 - the job is safe in the pending set

@@ -89,7 +89,7 @@ def load_works(ctx: WorkerContext, job_ids: list[str]) -> list[JobWork]:
     """The claimed jobs, split into sentences, with the translations they already have (their own
     partial results first, then the sentence cache)."""
     jobs = ctx.store.get_many(job_ids)
-    partials = ctx.store.partial_progress(job_ids)
+    partials = ctx.job_claims.partial_progress(job_ids)
     works = []
     for job, (partial, partial_scores) in zip(jobs, partials):
         if job is None:

@@ -46,7 +46,7 @@ class LeaseKeeper:
         interval = max(0.2, self.ctx.settings.lease_seconds / 3)
         while not self._stop.wait(interval):
             try:
-                self.ctx.store.once.renew_leases(self.fences, self.ctx.worker_id, self.ctx.settings.lease_seconds)
+                self.ctx.job_claims.once.renew_leases(self.fences, self.ctx.worker_id, self.ctx.settings.lease_seconds)
             except redis.RedisError as exc:
                 self.ctx.broker.saw_trouble()
                 log.warning("could not renew leases: %s", exc)

@@ -27,7 +27,7 @@ def record(
     scores: dict[str, float],
 ) -> None:
     """Cache new translations with their scores, record progress (with the translations and scores, see
-    JobStore.set_progress), finish complete jobs."""
+    JobClaims.set_progress), finish complete jobs."""
     if not finished:
         return
     warnings, still_bad = guard(ctx.engine, finished) if ctx.settings.output_guard else ({}, set())

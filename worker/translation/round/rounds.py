@@ -60,7 +60,7 @@ def run_round(ctx: WorkerContext, job_id: str) -> RoundResult:
     """Claim the job (and waiting ones), translate, store results."""
     settings = ctx.settings
     ctx.claims.new_round()
-    ctx.store.woken(job_id)
+    ctx.job_claims.woken(job_id)
     claim = ctx.claims.claim(job_id)
     claimed: list[str] = []
     solo = False
@@ -139,7 +139,7 @@ def translate_jobs(
                 fail(ctx, work.job.id, ErrorCode.INTERNAL_ERROR, "the worker could not translate this job")
             else:
                 # Counted as an attempt, so it runs alone next time and cannot sink others again.
-                ctx.store.drop_lease(work.job.id, work.fence)
+                ctx.job_claims.drop_lease(work.job.id, work.fence)
         if own_job_id in active and len(works) > 1:
             if ctx.claims.claim(own_job_id).outcome == ClaimOutcome.CLAIMED:
                 translate_jobs(ctx, [own_job_id], own_job_id)

@@ -31,7 +31,7 @@ def test_every_way_a_job_fails_counts_once_in_jobs_failed(model_dir, redis_serve
     fail(ctx, by_worker, ErrorCode.INTERNAL_ERROR, "again")  # already failed: refused, not counted twice
 
     claim(ctx, lost)  # its worker died (its lease let go), once more than TRANSQ_MAX_DELIVERIES allows
-    ctx.store.drop_lease(lost, ctx.claims.fence(lost))
+    ctx.job_claims.drop_lease(lost, ctx.claims.fence(lost))
     assert ctx.claims.claim(lost).outcome == "lost"
 
     killed = make_context(model_dir, redis_server)  # the pool process killed at the hard time limit
@@ -46,7 +46,7 @@ def test_every_way_a_job_fails_counts_once_in_jobs_failed(model_dir, redis_serve
     ctx.store.once.fail(unfenced, ErrorCode.DOCUMENT_TOO_COMPLEX, "as the API and the document stage fail")
 
     claim(ctx, taken_over)  # another worker took it over: this one's late failure is refused
-    ctx.store.drop_lease(taken_over, ctx.claims.fence(taken_over))
+    ctx.job_claims.drop_lease(taken_over, ctx.claims.fence(taken_over))
     stale_fence = ctx.claims.fence(taken_over)
     claim(make_context(model_dir, redis_server), taken_over)
     assert ctx.store.fail(taken_over, ErrorCode.INTERNAL_ERROR, "late", stale_fence) == "fenced"

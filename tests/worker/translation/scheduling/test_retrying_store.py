@@ -42,7 +42,7 @@ def test_an_error_that_is_no_outage_is_raised_at_once_and_not_recorded(context):
     ctx = context
     ctx.redis.set(ctx.keys.job("not-a-hash"), "x")
     with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
-        ctx.store.holder("not-a-hash")
+        ctx.job_claims.holder("not-a-hash")
     assert not ctx.broker.troubled_within(60)
 
 

@@ -19,7 +19,7 @@ def test_a_resumed_job_keeps_the_scores_of_its_saved_sentences(model_dir, redis_
     active = _active(ctx, job)
     submit(ctx, SENTENCES[0])  # another job waits: the fair slice stops the pass
     assert translate_pass(ctx, active, fair_slice=1) is PassEnd.FAIR_SLICE
-    _, saved = ctx.store.partial_progress([job])[0]
+    _, saved = ctx.job_claims.partial_progress([job])[0]
     assert saved.keys() == {0, 1}
     resumed = {w.job.id: w for w in load_works(ctx, [job])}  # as the next round loads it
     assert resumed[job].scores[:2] == [saved[0], saved[1]] and resumed[job].scores[2:] == [None] * 6

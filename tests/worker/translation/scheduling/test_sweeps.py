@@ -48,7 +48,7 @@ def test_a_forgotten_waiting_job_is_woken_by_an_idle_worker_only(short_leases):
     assert wake_forgotten_jobs(ctx) == 0  # idle for less than two leases
     time.sleep(2 * LEASE + 0.1)
     assert wake_forgotten_jobs(ctx) == 1 and _messages(ctx) == 1
-    assert ctx.store.mark_woken(job, 10) is False  # the wake key is taken until the message is consumed
+    assert ctx.job_claims.mark_woken(job, 10) is False  # the wake key is taken until the message is consumed
 
 
 def test_a_beat_registers_the_worker_and_writes_its_id_file(model_dir, redis_server, tmp_path):
