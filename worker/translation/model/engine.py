@@ -27,10 +27,15 @@ from worker.translation.model.quantization import quantize_int8
 from worker.translation.model.revision import model_revision
 
 log = logging.getLogger(__name__)
-# Worker logs are ours: no progress bars, and transformers speaks only on errors.
-transformers_logging.disable_progress_bar()
-transformers_logging.set_verbosity_error()
-marian_positions.install()
+
+
+def prepare_transformers() -> None:
+    """What loading a model changes in transformers, for the whole process (idempotent; importing this module
+    changes nothing): worker logs are ours, so no progress bars and transformers speaks only on errors; and
+    Marian's sinusoid table is built fast (worker.translation.model.marian_positions)."""
+    transformers_logging.disable_progress_bar()
+    transformers_logging.set_verbosity_error()
+    marian_positions.install()
 
 
 class ModelLoadError(RuntimeError):
@@ -54,6 +59,7 @@ class TranslationEngine:
     def __init__(self, settings: Settings):
         self.settings = settings
         started = time.perf_counter()
+        prepare_transformers()
         self.device = _choose_device(settings.device)
         threads = settings.torch_threads or allowed_cpus()
         torch.set_num_threads(threads)
