@@ -249,12 +249,6 @@ class TranslationEngine:
             trim_heap()
         return [" ".join(text.split()) for text in texts]
 
-    def translate_guarded(self, sentences: Sequence[str]) -> list[str]:
-        """Translate sentences again with repeated phrases banned and lengths capped (worker.translation.model.guarded_retry)."""
-        from worker.translation.model.guarded_retry import translate_guarded
-
-        return translate_guarded(self, sentences)
-
 
 def _choose_device(name: str) -> torch.device:
     if name == "cuda" or (name == "auto" and torch.cuda.is_available()):
