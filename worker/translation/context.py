@@ -13,9 +13,8 @@ from shared.settings import Settings
 from shared.store.backends import Backends
 from shared.store.sentence_cache import namespace_for
 from worker.translation.liveness.activity import Activity
-from worker.translation.liveness.broker_health import BrokerHealth
+from worker.translation.liveness.broker_health import BrokerHealth, RetryingStore
 from worker.translation.liveness.heartbeat import Heartbeat
-from worker.translation.liveness.retrying_store import RetryingStore
 from worker.translation.liveness.wakeups import Wakeups
 from worker.translation.liveness.worker_id import new_worker_id
 from worker.translation.round.claims import Claims

@@ -4,20 +4,30 @@ A full broker refuses writes that need memory (OutOfMemoryError) but still serve
 expiry changes; like a restart it passes, so the worker waits and retries. A worker that has just seen
 the broker in trouble does not take a running job whose lease lapsed as lost: the lease may have
 expired during the outage while its holder was alive (see JobStore.claim).
+
+The job store as the worker uses it is a RetryingStore: each of its calls waits out an outage
+(BrokerHealth.retry), typed as the store's own method, so the worker's code calls the store plainly instead
+of wrapping each call. `once` is the store itself, for the calls that must answer at once (a decoding batch
+asking for arrivals, the lease keeper, the heartbeat's sweeps, a hard timeout stored from Celery's
+callback): they treat a failure as an answer of their own.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
-from typing import Callable, TypeVar
+from typing import Callable, Concatenate, ParamSpec, TypeVar
 
 import redis
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
+from shared.store.jobs import JobStore
+
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+P = ParamSpec("P")
 GRACE_SECONDS = 120.0  # how long a broker call waits out an outage before its error stands
 
 _TRANSIENT_ERRORS = (
@@ -46,6 +56,11 @@ class BrokerHealth:
     def troubled_within(self, seconds: float) -> bool:
         return time.monotonic() - self._trouble_at < seconds
 
+    def lapse_is_loss(self, lease_seconds: float) -> bool:
+        """Whether a running job whose lease lapsed counts as lost now: not within two leases of a broker
+        outage this process saw (its holder may be alive, its lease expired during the outage)."""
+        return not self.troubled_within(2 * lease_seconds)
+
     def retry(self, call: Callable[[], T], grace_seconds: float = GRACE_SECONDS) -> T:
         """Run a broker call, waiting out a transient failure (see is_transient) for up to `grace_seconds`
         with doubling pauses (redis-py's Retry and ExponentialBackoff: 0.2 s, 0.4 s, ... 5 s); every failure
@@ -60,3 +75,41 @@ class BrokerHealth:
 
         retry = Retry(ExponentialBackoff(cap=5.0, base=0.1), retries=-1, supported_errors=(redis.RedisError,))
         return retry.call_with_retry(call, failed, is_retryable=is_transient)
+
+
+def _retried(method: Callable[Concatenate[JobStore, P], T]) -> Callable[Concatenate[RetryingStore, P], T]:
+    """JobStore's `method` called through BrokerHealth.retry, with the method's own signature."""
+
+    @functools.wraps(method)
+    def call(self: RetryingStore, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return self.broker.retry(lambda: method(self.once, *args, **kwargs))
+
+    return call
+
+
+class RetryingStore:
+    """The job store's calls the worker makes, each waiting out a broker outage; `once` is the store itself.
+    A call the worker does not make here is not here (ask `once`, or add it)."""
+
+    def __init__(self, store: JobStore, broker: BrokerHealth):
+        self.once = store
+        self.broker = broker
+
+    # reads
+    get = _retried(JobStore.get)
+    get_many = _retried(JobStore.get_many)
+    statuses = _retried(JobStore.statuses)
+    sizes = _retried(JobStore.sizes)
+    oldest_pending = _retried(JobStore.oldest_pending)
+    partial_progress = _retried(JobStore.partial_progress)
+    # a job's claim and its lease
+    claim = _retried(JobStore.claim)
+    woken = _retried(JobStore.woken)
+    mark_woken = _retried(JobStore.mark_woken)
+    drop_lease = _retried(JobStore.drop_lease)
+    park = _retried(JobStore.park)
+    # a claimed job's progress and outcome
+    set_progress = _retried(JobStore.set_progress)
+    succeed = _retried(JobStore.succeed)
+    translated = _retried(JobStore.translated)
+    fail = _retried(JobStore.fail)

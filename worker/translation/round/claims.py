@@ -47,7 +47,7 @@ class Claims:
     def lapse_is_loss(self) -> bool:
         """Whether a running job whose lease lapsed counts as lost now: not within two leases of a broker
         outage this process saw (its holder may be alive, its lease expired during the outage)."""
-        return not self.ctx.broker.troubled_within(2 * self.ctx.settings.lease_seconds)
+        return self.ctx.broker.lapse_is_loss(self.ctx.settings.lease_seconds)
 
     def claim_waiting(self, budget: int, taken: list[str], used: int | None = None) -> list[str]:
         """Claim waiting jobs whose sentences fit in what is left of the budget (`used` sentences, by default

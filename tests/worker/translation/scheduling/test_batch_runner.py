@@ -85,7 +85,7 @@ def test_a_fair_slice_stops_only_while_others_wait_and_keeps_the_progress(small_
     submit(ctx, SENTENCES[0])  # now one waits
     assert translate_pass(ctx, active, fair_slice=1) is PassEnd.FAIR_SLICE
     assert status(ctx, again) == "running" and active[again].done == 2
-    assert ctx.store.partial_translations([again])[0].keys() == {0, 1}  # saved with the job's progress
+    assert ctx.store.once.partial_translations([again])[0].keys() == {0, 1}  # saved with the job's progress
 
 
 def test_a_time_slice_runs_one_batch_at_least(small_batches):
@@ -112,7 +112,7 @@ def test_a_cancelled_job_leaves_the_pass_and_the_others_finish(context):
     ctx = context
     cancelled, other = submit(ctx, SENTENCES[0]), submit(ctx, SENTENCES[1])
     active = _active(ctx, cancelled, other)
-    ctx.store.cancel(cancelled)
+    ctx.store.once.cancel(cancelled)
     assert translate_pass(ctx, active) is PassEnd.DONE
     assert [status(ctx, cancelled), status(ctx, other)] == ["cancelled", "succeeded"]
 
@@ -133,6 +133,6 @@ def test_a_job_taken_over_meanwhile_is_dropped_and_its_late_result_refused(model
     ctx.store.drop_lease(job, active[job].fence)
     assert other.claims.claim(job).outcome == "claimed"
     assert translate_pass(ctx, active) is PassEnd.DONE and active == {}
-    assert status(ctx, job) == "running" and ctx.store.holder(job)[0] == other.worker_id
+    assert status(ctx, job) == "running" and ctx.store.once.holder(job)[0] == other.worker_id
     counters, _ = ctx.stats.read()
     assert counters["fenced_writes"] == 1 and "jobs_succeeded" not in counters

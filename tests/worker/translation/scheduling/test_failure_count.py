@@ -8,8 +8,8 @@ import sys
 
 from shared.errors import ErrorCode
 from tests.worker.translation.scheduling.worker_jobs import SENTENCES, claim, make_context, status, submit
-from worker.translation.liveness.container import host_and_container
 from worker.translation.liveness.hard_timeouts import store_timeout
+from worker.translation.liveness.worker_id import host_and_container
 from worker.translation.round.batch_runner import translate_pass
 from worker.translation.round.job_outcomes import fail
 from worker.translation.round.job_work import load_works

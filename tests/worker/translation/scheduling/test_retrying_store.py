@@ -1,5 +1,6 @@
-"""The worker's one retry mechanism: every call of its job store waits out a broker outage, which it records
-(so no lapsed lease counts as lost meanwhile); `once` answers at once; an error that is no outage stands."""
+"""The worker's one retry mechanism: every call of its job store (RetryingStore) waits out a broker outage,
+which it records (so no lapsed lease counts as lost meanwhile); `once` answers at once; an error that is no
+outage stands."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import redis
 
 from devstack.redis_server import RedisServer
 from tests.worker.translation.scheduling.worker_jobs import make_context, submit
-from worker.translation.liveness.broker_health import BrokerHealth
+from worker.translation.liveness.broker_health import BrokerHealth, RetryingStore
 
 
 @pytest.fixture
@@ -42,7 +43,7 @@ def test_an_error_that_is_no_outage_is_raised_at_once_and_not_recorded(context):
     ctx = context
     ctx.redis.set(ctx.keys.job("not-a-hash"), "x")
     with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
-        ctx.store.holder("not-a-hash")
+        ctx.store.statuses(["not-a-hash"])
     assert not ctx.broker.troubled_within(60)
 
 
@@ -57,3 +58,13 @@ def test_an_outage_longer_than_the_grace_period_raises_its_error():
     with pytest.raises(redis.ConnectionError):
         broker.retry(down, grace_seconds=0.5)
     assert len(calls) >= 2 and calls[-1] - calls[0] >= 0.5 and broker.troubled_within(5)
+
+
+def test_the_retrying_store_has_the_store_s_own_signatures_and_only_the_calls_the_worker_makes():
+    import inspect
+
+    from shared.store.jobs import JobStore
+
+    for name in ("claim", "set_progress", "succeed", "fail", "park", "get_many"):
+        assert inspect.signature(getattr(RetryingStore, name)) == inspect.signature(getattr(JobStore, name)), name
+    assert not hasattr(RetryingStore, "create") and not hasattr(RetryingStore, "renew_leases")

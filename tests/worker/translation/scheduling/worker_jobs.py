@@ -31,7 +31,7 @@ def submit(ctx, text: str, sentences: int = 1, **fields) -> str:  # type: ignore
         route=ctx.route.key,
         **fields,
     )
-    ctx.store.create(job)
+    ctx.store.once.create(job)
     return job.id
 
 
