@@ -11,7 +11,7 @@ import pytest
 import redis
 
 from devstack.redis_server import RedisServer
-from tests.worker.translation.scheduling.worker_jobs import make_context, submit
+from tests.worker.translation.worker_jobs import make_parts, submit
 from worker.translation.liveness.broker_health import BrokerHealth, RetryingStore
 
 
@@ -22,29 +22,29 @@ def restartable(tmp_path):
 
 
 def test_a_store_call_waits_out_a_broker_restart_and_records_the_outage(model_dir, restartable):
-    ctx = make_context(model_dir, restartable)
-    job = submit(ctx, "你好。")
-    assert ctx.claims.lapse_is_loss()
+    parts = make_parts(model_dir, restartable)
+    job = submit(parts, "你好。")
+    lease = parts.settings.lease_seconds
+    assert parts.broker.lapse_is_loss(lease)
     restartable.stop()
     with pytest.raises(redis.ConnectionError):
-        ctx.store.once.get(job)  # the store itself does not wait
+        parts.store.once.get(job)  # the store itself does not wait
     restart = threading.Timer(1.5, restartable.start)
     restart.start()
     started = time.monotonic()
     try:
-        assert ctx.store.get(job).id == job  # waited for the broker to come back (appendonly: the job is there)
+        assert parts.store.get(job).id == job  # waited for the broker to come back (appendonly: the job is there)
     finally:
         restart.join()
     assert time.monotonic() - started >= 1
-    assert ctx.broker.troubled_within(60) and not ctx.claims.lapse_is_loss()
+    assert parts.broker.troubled_within(60) and not parts.broker.lapse_is_loss(lease)
 
 
-def test_an_error_that_is_no_outage_is_raised_at_once_and_not_recorded(context):
-    ctx = context
-    ctx.redis.set(ctx.keys.job("not-a-hash"), "x")
+def test_an_error_that_is_no_outage_is_raised_at_once_and_not_recorded(parts):
+    parts.backends.redis.set(parts.backends.keys.job("not-a-hash"), "x")
     with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
-        ctx.store.statuses(["not-a-hash"])
-    assert not ctx.broker.troubled_within(60)
+        parts.store.statuses(["not-a-hash"])
+    assert not parts.broker.troubled_within(60)
 
 
 def test_an_outage_longer_than_the_grace_period_raises_its_error():
