@@ -123,8 +123,8 @@ RELEASE = FENCE + "if fenced(KEYS[1], ARGV[1]) then return 0 end\nreturn redis.c
 # KEYS: a route's running set. ARGV: job key prefix, lease key prefix, limit. Running jobs whose lease lapsed
 # (their worker died, stalled or was cut off) and that nobody claimed since, oldest deadline first; their
 # Celery message may wait for the broker's visibility timeout, so a live worker wakes them
-# (worker.translation.liveness.sweeps). Keeps the set itself: a renewed lease moves its job to its new
-# deadline, a finished or parked job leaves.
+# (worker.translation.liveness.wakeups.Sweeps). Keeps the set itself: a renewed lease moves its job to its
+# new deadline, a finished or parked job leaves.
 LAPSED = """
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)

@@ -11,7 +11,7 @@ import requests
 
 from tests.stack import ApiProcess, WorkerProcess, stack_settings
 from worker.translation.launch import node_name
-from worker.translation.liveness.container import container_id
+from worker.translation.liveness.worker_id import container_id
 
 pytestmark = pytest.mark.slow
 

@@ -3,7 +3,9 @@ Celery worker of concurrency 1 that holds one model and translates rounds of cla
 
     model/      loading, quantising and decoding the model (never imports the rest: no broker needed)
     round/      one round: claiming jobs, planning and running batches, recording and storing outcomes
-    liveness/   heartbeats, leases, sweeps, broker health, worker ids and the container healthcheck
-    celery_app.py, translate_task.py, context.py, drain.py, launch.py   the process: its Celery app, its
-                one task, what it holds, draining on SIGTERM, and its command
+    liveness/   heartbeats, sweeps, broker health, worker ids and the container healthcheck
+    the process: its command (launch.py, __main__.py), its Celery app (celery_app.py; celery_main.py, the
+                one module that builds something when imported: the app `celery -A` loads), its one task
+                (translate_task.py), what it holds (process_parts.py), draining on SIGTERM (drain.py),
+                its broker transport (broker_transport.py) and the test-only fault hooks (fault_hooks.py)
 """

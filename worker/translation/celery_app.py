@@ -19,7 +19,8 @@ from shared.memory import probe_memory
 from shared.settings import Settings
 from shared.store.redis_client import describe_broker, describe_cache
 from worker.translation import drain
-from worker.translation.translate_task import ProcessContext, TranslateTask, translate_job
+from worker.translation.process_parts import PerProcess
+from worker.translation.translate_task import TranslateTask, translate_job
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +36,7 @@ def create_app(settings: Settings | None = None) -> Celery:
     elif settings.redis_url.startswith(("redis://", "rediss://")):
         app.conf.broker_transport = "worker.translation.broker_transport:Transport"  # a full broker: reconnect
     app.conf.worker_max_memory_per_child = max_memory_per_child_kib(settings)
-    process = ProcessContext(settings)
+    process = PerProcess(settings)
     app.task(bind=True, base=TranslateTask, name=TRANSLATE_TASK, max_retries=None, shared=False, process=process)(
         translate_job
     )
@@ -53,7 +54,7 @@ def max_memory_per_child_kib(settings: Settings) -> int:
     return (weights + 2**30) // 1024
 
 
-def _connect_process_signals(app: Celery, settings: Settings, process: ProcessContext) -> None:
+def _connect_process_signals(app: Celery, settings: Settings, process: PerProcess) -> None:
     def log_start(**_: Any) -> None:
         # The main process never imports torch or transformers: only the pool process, which holds the model,
         # pays for them (about 115 MiB of the main process's own memory per container otherwise). A pool
@@ -73,19 +74,19 @@ def _connect_process_signals(app: Celery, settings: Settings, process: ProcessCo
         """Load the model in each pool process before it takes work, then report ready."""
         drain.install_in_pool_process()
         configure_logging(settings.log_format, settings.log_level)
-        context = process.get()
+        parts = process.get()
         try:
-            context.load_model()
+            parts.load_model()
         except Exception:
             # A worker without its model is useless: stop the whole worker so its supervisor sees it.
             log.critical("cannot load model %s; stopping the worker", settings.model, exc_info=True)
             os.kill(os.getppid(), signal.SIGTERM)
             raise
-        context.start_heartbeat()
+        parts.start_heartbeat()
 
     def leave(**_: Any) -> None:
         if process.made is not None:
-            process.made.heartbeat.stop()
+            process.made.stop_heartbeat()
 
     # Held strongly (the handlers are closures) and once per app.
     worker_init.connect(log_start, weak=False, dispatch_uid=f"transq-log-start-{id(app)}")

@@ -6,9 +6,9 @@ resumes the jobs without counting a lost delivery.
 Celery's warm shutdown (SIGTERM to the main process) stops consuming and waits for the running task, but
 the pool process running it is not told. So the main process, when it starts shutting down, sends
 DRAIN_SIGNAL to its pool processes, and each pool process's handler sets its draining flag, which the
-round reads between batches (worker.translation.round.pass_slicing). The main process ignores DRAIN_SIGNAL from its start:
-a pool process inherits that, so one forked during the shutdown cannot be killed by the signal before it
-has installed its handler.
+round reads between batches (worker.translation.round.pass_ends). The main process ignores DRAIN_SIGNAL from
+its start: a pool process inherits that, so one forked during the shutdown cannot be killed by the signal
+before it has installed its handler.
 """
 
 from __future__ import annotations

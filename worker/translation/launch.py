@@ -16,7 +16,7 @@ import sys
 import time
 
 from shared.settings import Settings
-from worker.translation.liveness.container import container_id
+from worker.translation.liveness.worker_id import container_id
 
 
 def node_name(mountinfo: str | None = None) -> str:

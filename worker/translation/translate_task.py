@@ -11,40 +11,26 @@ from celery.exceptions import TimeLimitExceeded
 
 from shared.errors import ErrorCode
 from shared.logging_setup import current_job_id
-from shared.settings import Settings
 from shared.store.job_record import is_job_id
-from worker.translation.context import WorkerContext
 from worker.translation.liveness.hard_timeouts import store_timeout
+from worker.translation.process_parts import PerProcess, ProcessParts
 from worker.translation.round.job_outcomes import fail
-from worker.translation.round.rounds import run_round
 
 log = logging.getLogger(__name__)
 
 
-class ProcessContext:
-    """A process's one WorkerContext, made on first use (the model in it is loaded once per process)."""
-
-    def __init__(self, settings: Settings):
-        self.settings = settings
-        self.made: WorkerContext | None = None
-
-    def get(self) -> WorkerContext:
-        if self.made is None:
-            self.made = WorkerContext(self.settings)
-        return self.made
-
-
 class TranslateTask(Task):
-    process: ProcessContext  # set by worker.translation.celery_app.create_app
+    process: PerProcess  # set by worker.translation.celery_app.create_app
 
     @property
-    def context(self) -> WorkerContext:
+    def parts(self) -> ProcessParts:
         return self.process.get()
 
     def on_failure(self, exc: BaseException, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
         # Called in the main process when the hard time limit killed the pool process.
         if isinstance(exc, TimeLimitExceeded) and args and isinstance(args[0], str):
-            store_timeout(self.context, args[0])
+            parts = self.parts
+            store_timeout(parts.store.once, parts.job_claims.once, parts.broker, parts.settings, args[0])
 
 
 def translate_job(self: TranslateTask, job_id: Any) -> None:
@@ -52,19 +38,19 @@ def translate_job(self: TranslateTask, job_id: Any) -> None:
     if not isinstance(job_id, str) or not is_job_id(job_id):
         log.error("ignoring a message with a malformed job id: %r", job_id)
         return
-    ctx = self.context
+    parts = self.parts
     token = current_job_id.set(job_id)
     try:
-        with ctx.activity.round():
-            result = run_round(ctx, job_id)
+        with parts.activity.round():
+            result = parts.rounds.run(job_id)
     except redis.RedisError as exc:
         # The broker stayed away longer than a store call waits: try the job again later.
         log.warning("broker Redis unavailable (%s); job %s goes back to the queue", exc, job_id)
         raise self.retry(countdown=2, exc=exc) from None
     except Exception:
         log.exception("job %s failed unexpectedly", job_id)
-        if ctx.claims.fence(job_id):  # only a job this process claimed (and still holds: its fence)
-            fail(ctx, job_id, ErrorCode.INTERNAL_ERROR, "the worker could not translate this job")
+        if parts.claims.fence(job_id):  # only a job this process claimed (and still holds: its fence)
+            fail(parts.outcomes, job_id, ErrorCode.INTERNAL_ERROR, "the worker could not translate this job")
         return
     finally:
         current_job_id.reset(token)

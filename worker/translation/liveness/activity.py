@@ -12,7 +12,7 @@ class Activity:
     def __init__(self) -> None:
         self.rounds_running = 0
         self.idle_since = time.monotonic()
-        self.running_jobs = 0  # jobs of the running round (worker.translation.round.leases.LeaseKeeper)
+        self.running_jobs = 0  # jobs of the running round (worker.translation.round.claims.LeaseKeeper)
 
     @property
     def busy(self) -> bool:

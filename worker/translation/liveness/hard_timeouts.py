@@ -7,29 +7,28 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import TYPE_CHECKING
 
 import redis
 
 from shared.errors import ErrorCode
+from shared.settings import Settings
+from shared.store.job_claims import JobClaims
+from shared.store.jobs import JobStore
+from worker.translation.liveness.broker_health import BrokerHealth
 from worker.translation.liveness.worker_id import is_dead_here
-
-if TYPE_CHECKING:
-    from worker.translation.context import WorkerContext
 
 log = logging.getLogger(__name__)
 
 
-def store_timeout(ctx: WorkerContext, job_id: str) -> None:
+def store_timeout(store: JobStore, claims: JobClaims, broker: BrokerHealth, settings: Settings, job_id: str) -> None:
     """Fail the job of a killed task. This must not raise (Celery would then neither acknowledge the message
-    nor free the consumer's slot: the worker would never consume again): in a broker outage (a full broker
-    may be what held the task past its limit) the failure is stored from a background thread once the broker
-    takes writes again."""
-    store = ctx.store.once
-    message = f"the job ran longer than {ctx.settings.task_time_limit}s"
+    nor free the consumer's slot: the worker would never consume again): `store` and `claims` are asked once, and in a
+    broker outage (a full broker may be what held the task past its limit) the failure is stored from a
+    background thread once the broker takes writes again."""
+    message = f"the job ran longer than {settings.task_time_limit}s"
 
     def write() -> None:
-        holder, fence = ctx.job_claims.once.holder(job_id)
+        holder, fence = claims.holder(job_id)
         if is_dead_here(holder):
             store.fail(job_id, ErrorCode.TIMEOUT, message, fence)
 
@@ -40,7 +39,7 @@ def store_timeout(ctx: WorkerContext, job_id: str) -> None:
 
         def retry() -> None:
             try:
-                ctx.broker.retry(write, grace_seconds=ctx.settings.job_ttl)
+                broker.retry(write, grace_seconds=settings.job_ttl)
             except redis.RedisError:
                 log.exception("could not store job %s's timeout", job_id)
 

@@ -1,18 +1,41 @@
-"""A worker process's id (`host[/container]:pid:suffix`), and the file that tells the container health check
+"""Which process and container this is: a worker process's id (`host[/container]:pid:suffix`), the container's
+id (which its Celery node name and worker ids carry), and the file that tells the container health check
 (worker.translation.liveness.healthcheck) which heartbeat is this container's (TRANSQ_WORKER_ID_FILE)."""
 
 from __future__ import annotations
 
 import logging
 import os
+import re
 import secrets
+import socket
+from pathlib import Path
 
 import psutil
 
 from shared.settings import Settings
-from worker.translation.liveness.container import host_and_container
 
 log = logging.getLogger(__name__)
+
+# Docker bind-mounts /etc/hostname, /etc/hosts and /etc/resolv.conf from /var/lib/docker/containers/<id>/.
+_CONTAINER = re.compile(r"/containers/([0-9a-f]{64})/")
+
+
+def container_id(mountinfo: str | None = None) -> str | None:
+    """This container's short id (12 hex digits), or None outside a container."""
+    if mountinfo is None:
+        try:
+            mountinfo = Path("/proc/self/mountinfo").read_text()
+        except OSError:
+            return None
+    found = _CONTAINER.search(mountinfo)
+    return found.group(1)[:12] if found else None
+
+
+def host_and_container() -> str:
+    """The host name, and the container id where it is not the host name (host networking)."""
+    host, container = socket.gethostname(), container_id()
+    return f"{host}/{container}" if container and container != host else host
 
 
 def new_worker_id() -> str:

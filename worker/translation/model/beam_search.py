@@ -14,13 +14,13 @@ import torch
 from worker.translation.model.fused_decoder import compacting_order
 
 if TYPE_CHECKING:
-    from worker.translation.model.decoding import Decoder, Rules
+    from worker.translation.model.generation_rules import GenerationRules, Rules
 
 FINISHED = -1.0e9  # transformers' score for "not a candidate"
 
 
 def beam_search(
-    decoder: Decoder,
+    decoder: GenerationRules,
     step: Any,
     batch: int,
     beams: int,
@@ -118,7 +118,7 @@ def beam_search(
 
 
 def _keep_results(
-    decoder: Decoder,
+    decoder: GenerationRules,
     done: torch.Tensor,
     active: torch.Tensor,
     finished: torch.Tensor,
@@ -135,7 +135,7 @@ def _keep_results(
 
 
 def _still_improvable(
-    decoder: Decoder,
+    decoder: GenerationRules,
     improvable: torch.Tensor,
     running_scores: torch.Tensor,
     finished_scores: torch.Tensor,

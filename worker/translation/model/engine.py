@@ -27,10 +27,15 @@ from worker.translation.model.quantization import quantize_int8
 from worker.translation.model.revision import model_revision
 
 log = logging.getLogger(__name__)
-# Worker logs are ours: no progress bars, and transformers speaks only on errors.
-transformers_logging.disable_progress_bar()
-transformers_logging.set_verbosity_error()
-marian_positions.install()
+
+
+def prepare_transformers() -> None:
+    """What loading a model changes in transformers, for the whole process (idempotent; importing this module
+    changes nothing): worker logs are ours, so no progress bars and transformers speaks only on errors; and
+    Marian's sinusoid table is built fast (worker.translation.model.marian_positions)."""
+    transformers_logging.disable_progress_bar()
+    transformers_logging.set_verbosity_error()
+    marian_positions.install()
 
 
 class ModelLoadError(RuntimeError):
@@ -54,6 +59,7 @@ class TranslationEngine:
     def __init__(self, settings: Settings):
         self.settings = settings
         started = time.perf_counter()
+        prepare_transformers()
         self.device = _choose_device(settings.device)
         threads = settings.torch_threads or allowed_cpus()
         torch.set_num_threads(threads)
@@ -242,12 +248,6 @@ class TranslationEngine:
             # guard sees real use.
             trim_heap()
         return [" ".join(text.split()) for text in texts]
-
-    def translate_guarded(self, sentences: Sequence[str]) -> list[str]:
-        """Translate sentences again with repeated phrases banned and lengths capped (worker.translation.model.guarded_retry)."""
-        from worker.translation.model.guarded_retry import translate_guarded
-
-        return translate_guarded(self, sentences)
 
 
 def _choose_device(name: str) -> torch.device:

@@ -8,6 +8,7 @@ the engine can say why it falls back to `generate()`.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from transformers import GenerationConfig
@@ -72,6 +73,7 @@ def unsupported(model: Any) -> list[str]:
     return found
 
 
+@cache
 def _defaults() -> dict[str, Any]:
     """transformers' value for each field when a config leaves it out (4.x: GenerationConfig()'s own values;
     5.x: None there, the values generate() then applies in `_get_default_generation_params`)."""
@@ -82,12 +84,9 @@ def _defaults() -> dict[str, Any]:
     return defaults
 
 
-_DEFAULTS = _defaults()
-
-
 def _is_default(name: str, value: Any) -> bool:
     """The value transformers uses when the field is left out (None, and False for an off switch, count too)."""
-    default = _DEFAULTS.get(name)
+    default = _defaults().get(name)
     return value is None or value == default or (default is None and value is False)
 
 

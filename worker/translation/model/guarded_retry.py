@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import torch
 
 from worker.translation.model.batching import plan_batches
+from worker.translation.model.heap import trim_heap
 
 if TYPE_CHECKING:
     from worker.translation.model.engine import TranslationEngine
@@ -24,8 +25,6 @@ NO_REPEAT_NGRAM = 3
 @torch.inference_mode()
 def translate_guarded(engine: TranslationEngine, sentences: Sequence[str]) -> list[str]:
     """Each sentence translated again (see the module's docstring)."""
-    from worker.translation.model.heap import trim_heap
-
     pieces = [(n, chunk) for n, ids in enumerate(engine.token_ids(sentences)) for chunk in engine.chunks(ids)]
     caps = [min(engine.max_new_tokens, 2 * len(chunk) + 8) for _, chunk in pieces]
     texts: list[str] = [""] * len(pieces)

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import ctypes
 import gc
+from functools import cache
 from typing import Any
 
 
-def _load_libc() -> Any:
+@cache
+def _libc() -> Any:
+    """glibc, loaded on the first trim (None elsewhere)."""
     try:
         libc = ctypes.CDLL("libc.so.6")
         libc.malloc_trim  # noqa: B018 - glibc only: musl and others have no malloc_trim
@@ -16,13 +19,11 @@ def _load_libc() -> Any:
         return None
 
 
-_LIBC = _load_libc()
-
-
 def trim_heap() -> None:
     """Return free heap pages to the system (a no-op without glibc)."""
-    if _LIBC is not None:
-        _LIBC.malloc_trim(0)
+    libc = _libc()
+    if libc is not None:
+        libc.malloc_trim(0)
 
 
 def release_freed_memory() -> None:

@@ -44,8 +44,11 @@ def guard(engine: TranslationEngine, finished: dict[str, str]) -> tuple[dict[str
     problems = {sentence: why for sentence, translation in finished.items() if (why := problem(sentence, translation))}
     if not problems:
         return warnings, still_bad
+    # torch is imported here, where a model runs: the worker's main process imports this module, never torch.
+    from worker.translation.model.guarded_retry import translate_guarded
+
     # All of them again in one batched call, not sentence by sentence.
-    for (sentence, why), again in zip(problems.items(), engine.translate_guarded(list(problems))):
+    for (sentence, why), again in zip(problems.items(), translate_guarded(engine, list(problems))):
         after = problem(sentence, again)
         finished[sentence] = again
         message = f"the translation {why}: it was made again with repeated phrases banned and its length capped"

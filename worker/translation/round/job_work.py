@@ -1,19 +1,19 @@
-"""One claimed job while its sentences are translated: loading it and filling it from what is already
-translated (its outcome is stored by worker.translation.round.job_outcomes)."""
+"""One claimed job while its sentences are translated (JobWork): loading it and filling it from what is already
+translated (WorkLoader; its outcome is stored by worker.translation.round.job_outcomes)."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from shared.store.job_record import Job
-from shared.store.sentence_cache import normalise
+from shared.store.sentence_cache import SentenceCache, normalise
+from shared.store.stats import Stats
 from shared.text.glossary import Glossary, cache_namespaces
 from shared.text.splitter import Segment, join_translations, sentences, split_text
-
-if TYPE_CHECKING:
-    from worker.translation.context import WorkerContext
+from worker.translation.liveness.broker_health import RetryingStore
+from worker.translation.round.claims import Claims
 
 
 @dataclass
@@ -85,60 +85,77 @@ class JobWork:
         return out
 
 
-def load_works(ctx: WorkerContext, job_ids: list[str]) -> list[JobWork]:
-    """The claimed jobs, split into sentences, with the translations they already have (their own
-    partial results first, then the sentence cache)."""
-    jobs = ctx.store.get_many(job_ids)
-    partials = ctx.job_claims.partial_progress(job_ids)
-    works = []
-    for job, (partial, partial_scores) in zip(jobs, partials):
-        if job is None:
-            continue
-        if job.attempts == 1 and not partial:
-            ctx.stats.observe("queue_wait_seconds", max(0.0, time.time() - job.submitted))
-        segments = [split_text(text, ctx.settings.max_sentence_chars) for text in job.texts]
-        flat = [normalise(s) for segs in segments for s in sentences(segs)]
-        translations: list[str | None] = [partial.get(i) for i in range(len(flat))]
-        # A resumed job's cache hits so far were recorded with its progress.
-        works.append(
-            JobWork(
-                job,
-                ctx.claims.fence(job.id),
-                segments,
-                flat,
-                translations,
-                [partial_scores.get(i) for i in range(len(flat))],
-                cached=job.cached_sentences if partial else 0,
-                saved=set(partial),
-                warnings=list(job.warnings),
-                glossary=Glossary.of(job.glossary) if job.glossary else None,
+class WorkLoader:
+    """Loads claimed jobs for a round, made once per process (once the model is loaded: the sentence cache is
+    read under its `namespace`)."""
+
+    def __init__(
+        self,
+        store: RetryingStore,
+        claims: Claims,
+        cache: SentenceCache,
+        namespace: str,
+        stats: Stats,
+        max_sentence_chars: int,
+    ):
+        self.store, self.claims, self.cache, self.namespace, self.stats = store, claims, cache, namespace, stats
+        self.max_sentence_chars = max_sentence_chars
+
+    def load(self, job_ids: list[str]) -> list[JobWork]:
+        """The claimed jobs, split into sentences, with the translations they already have (their own
+        partial results first, then the sentence cache)."""
+        jobs = self.store.get_many(job_ids)
+        partials = self.claims.store.partial_progress(job_ids)
+        works = []
+        for job, (partial, partial_scores) in zip(jobs, partials):
+            if job is None:
+                continue
+            if job.attempts == 1 and not partial:
+                self.stats.observe("queue_wait_seconds", max(0.0, time.time() - job.submitted))
+            segments = [split_text(text, self.max_sentence_chars) for text in job.texts]
+            flat = [normalise(s) for segs in segments for s in sentences(segs)]
+            translations: list[str | None] = [partial.get(i) for i in range(len(flat))]
+            # A resumed job's cache hits so far were recorded with its progress.
+            works.append(
+                JobWork(
+                    job,
+                    self.claims.fence(job.id),
+                    segments,
+                    flat,
+                    translations,
+                    [partial_scores.get(i) for i in range(len(flat))],
+                    cached=job.cached_sentences if partial else 0,
+                    saved=set(partial),
+                    warnings=list(job.warnings),
+                    glossary=Glossary.of(job.glossary) if job.glossary else None,
+                )
+            )
+        self._fill_from_cache(works)
+        return works
+
+    def _fill_from_cache(self, works: list[JobWork]) -> None:
+        missing = [w for w in works if not w.complete]
+        looked_up = sum(w.remaining for w in missing)
+        # A sentence a glossary term matches is cached under the glossary's own namespace (shared.text.glossary).
+        spaces = {w.job.id: cache_namespaces(self.namespace, w.sentences, w.glossary) for w in missing}
+        unique = list(
+            dict.fromkeys(
+                (ns, s) for w in missing for ns, s, t in zip(spaces[w.job.id], w.sentences, w.translations) if t is None
             )
         )
-    _fill_from_cache(ctx, works)
-    return works
-
-
-def _fill_from_cache(ctx: WorkerContext, works: list[JobWork]) -> None:
-    missing = [w for w in works if not w.complete]
-    looked_up = sum(w.remaining for w in missing)
-    # A sentence a glossary term matches is cached under the glossary's own namespace (shared.text.glossary).
-    spaces = {w.job.id: cache_namespaces(ctx.namespace, w.sentences, w.glossary) for w in missing}
-    unique = list(
-        dict.fromkeys(
-            (ns, s) for w in missing for ns, s, t in zip(spaces[w.job.id], w.sentences, w.translations) if t is None
+        found = dict(zip(unique, self.cache.get_each([k[0] for k in unique], [k[1] for k in unique]))) if unique else {}
+        wanted = list(
+            dict.fromkeys(k for w in missing if w.job.want_scores for k in zip(spaces[w.job.id], w.sentences))
         )
-    )
-    found = dict(zip(unique, ctx.cache.get_each([k[0] for k in unique], [k[1] for k in unique]))) if unique else {}
-    wanted = list(dict.fromkeys(k for w in missing if w.job.want_scores for k in zip(spaces[w.job.id], w.sentences)))
-    wanted = [k for k in wanted if found.get(k) is not None]
-    scores = dict(zip(wanted, ctx.cache.scores_each([k[0] for k in wanted], [k[1] for k in wanted])))
-    hits = 0
-    for work in missing:
-        for i, key in enumerate(zip(spaces[work.job.id], work.sentences)):
-            if work.translations[i] is None and found.get(key) is not None:
-                work.translations[i] = found[key]
-                work.scores[i] = scores.get(key)
-                work.cached += 1
-                hits += 1
-    ctx.stats.incr("cache_hits", hits)
-    ctx.stats.incr("cache_misses", looked_up - hits)
+        wanted = [k for k in wanted if found.get(k) is not None]
+        scores = dict(zip(wanted, self.cache.scores_each([k[0] for k in wanted], [k[1] for k in wanted])))
+        hits = 0
+        for work in missing:
+            for i, key in enumerate(zip(spaces[work.job.id], work.sentences)):
+                if work.translations[i] is None and found.get(key) is not None:
+                    work.translations[i] = found[key]
+                    work.scores[i] = scores.get(key)
+                    work.cached += 1
+                    hits += 1
+        self.stats.incr("cache_hits", hits)
+        self.stats.incr("cache_misses", looked_up - hits)

@@ -70,14 +70,36 @@ def test_int8_swap_releases_pages_without_changing_weights(model_dir):
     assert release_file_pages(anonymous, FileMappings()) == 0 and anonymous.sum() == 4096 * 4
 
 
-def test_fast_marian_positions_are_bit_identical():
+def test_fast_marian_positions_are_bit_identical(engine):
     import torch
     from transformers.models.marian.modeling_marian import MarianSinusoidalPositionalEmbedding
 
-    import worker.translation.model.engine  # noqa: F401 - installs the fast table
     from worker.translation.model.marian_positions import exact_create_weight
 
+    assert MarianSinusoidalPositionalEmbedding.create_weight is exact_create_weight  # installed by loading a model
     for n_pos, dim in ((512, 512), (64, 31), (7, 8)):
         module = MarianSinusoidalPositionalEmbedding(n_pos, dim)
         original = MarianSinusoidalPositionalEmbedding._transq_original_create_weight(module)
         assert torch.equal(exact_create_weight(module), original)
+
+
+IMPORT_ONLY = """
+from transformers.models.marian.modeling_marian import MarianSinusoidalPositionalEmbedding as embedding
+from transformers.utils import logging
+before = logging.get_verbosity()
+import worker.translation.model.engine
+import worker.translation.model.generation_config
+import worker.translation.model.heap
+print(getattr(embedding, "_transq_fast", False), logging.get_verbosity() == before)
+"""
+
+
+def test_importing_the_engine_changes_nothing_in_transformers():
+    import subprocess
+    import sys
+
+    from tests.stack import ROOT
+
+    done = subprocess.run([sys.executable, "-c", IMPORT_ONLY], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True"]

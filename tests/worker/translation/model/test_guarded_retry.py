@@ -8,6 +8,8 @@ import torch
 
 from shared.settings import Settings
 from tests.worker.translation.model.test_decoding import SENTENCES
+from worker.translation.model import guarded_retry
+from worker.translation.model.guarded_retry import translate_guarded
 from worker.translation.model.output_guard import guard, problem
 
 
@@ -51,7 +53,7 @@ def test_the_retry_is_one_batch_through_the_engine_with_generates_output(looping
     first_layer = engine.model.get_decoder().layers[0]  # its query: the rows of each decoder step
     handle = first_layer.self_attn.q_proj.register_forward_pre_hook(lambda _m, args: rows.append(args[0].shape[0]))
     try:
-        again = engine.translate_guarded(SENTENCES)
+        again = translate_guarded(engine, SENTENCES)
     finally:
         handle.remove()
         engine.num_beams = 1
@@ -66,21 +68,17 @@ def test_the_retry_is_one_batch_through_the_engine_with_generates_output(looping
     assert again != looped
 
 
-def test_guard_retries_every_degenerate_translation_in_one_call(looping_engine):
+def test_guard_retries_every_degenerate_translation_in_one_call(looping_engine, monkeypatch):
     engine = looping_engine
     finished = dict(zip(SENTENCES, engine.translate_ids(engine.token_ids(SENTENCES))))
     degenerate = {s for s, t in finished.items() if problem(s, t)}
     calls: list[list[str]] = []
-    original = engine.translate_guarded
 
-    def counted(sentences):  # type: ignore[no-untyped-def]
+    def counted(engine, sentences):  # type: ignore[no-untyped-def]
         calls.append(list(sentences))
-        return original(sentences)
+        return translate_guarded(engine, sentences)
 
-    engine.translate_guarded = counted
-    try:
-        warnings, _ = guard(engine, finished)
-    finally:
-        del engine.translate_guarded
+    monkeypatch.setattr(guarded_retry, "translate_guarded", counted)
+    warnings, _ = guard(engine, finished)
     assert calls == [sorted(degenerate, key=SENTENCES.index)]
     assert set(warnings) == degenerate

@@ -1,5 +1,6 @@
-"""The worker's Celery app is built by a factory: importing its module makes no app and reads no settings;
-`celery -A worker.translation.celery_main` finds the app built from the environment."""
+"""The worker's Celery app is built by a factory: importing its module makes no app, reads no settings and
+imports no torch (only a pool process loads a model); `celery -A worker.translation.celery_main` finds the
+app built from the environment."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ from shared.store.keys import Keys
 from tests.stack import ROOT
 
 CHECK_IMPORT = """
+import sys
 from celery._state import _apps
 import worker.translation.celery_app
 assert not list(_apps), list(_apps)
+assert not [m for m in sys.modules if m.split(".")[0] in ("torch", "transformers")]  # the pool process's only
 try:
     import worker.translation.celery_main
 except ValueError as exc:
