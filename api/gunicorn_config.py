@@ -1,6 +1,7 @@
 """gunicorn settings of the API: `gunicorn -c python:api.gunicorn_config "api:create_app()"`.
 
-Command-line options (--bind, --workers) override these. The read deadline is TRANSQ_READ_TIMEOUT.
+Command-line options (--bind, --workers) override these. Read deadlines and connections per client are
+TRANSQ_* settings, kept by the worker (api.server).
 """
 
 import os
@@ -22,7 +23,8 @@ worker_class = "api.server.ApiWorker"
 # Its error and access lines in TRANSQ_LOG_FORMAT (one JSON object per line when json).
 logger_class = "api.gunicorn_logging.GunicornLogger"
 worker_connections = int(os.environ.get("GUNICORN_CONNECTIONS", "1000"))
-# Headers must arrive within this (and an idle keep-alive connection is closed after it).
+# Keep-alive on. The worker bounds each request's reads itself (api.connection_guard: TRANSQ_READ_TIMEOUT,
+# TRANSQ_REQUEST_TIMEOUT, TRANSQ_BODY_MIN_RATE, TRANSQ_HEADER_BYTES), an idle connection's wait included.
 keepalive = max(1, int(_settings.read_timeout))
 timeout = 30
 graceful_timeout = 30

@@ -14,6 +14,7 @@ from flask import Request
 from pydantic import ValidationError as PydanticValidationError
 from werkzeug.exceptions import HTTPException
 
+from api.connection_guard import BodyTimeout
 from api.documents.job_documents import DocumentUpload, document_upload
 from shared import contract
 from shared.errors import (
@@ -66,9 +67,16 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _late(exc: TimeoutError, timeout: float) -> str:
+    """A body read's timeout as the 408 says it: the connection's own deadline (api.connection_guard), or
+    `timeout`."""
+    return str(exc) if isinstance(exc, BodyTimeout) else f"the request body was not sent within {timeout:g}s"
+
+
 def read_body(request: Request, limit: int, timeout: float) -> bytes:
     """The raw body, at most `limit` bytes whether it has a Content-Length or comes chunked: 413 over the
-    limit, 400 when its framing is broken (a bad chunk size), 408 when it is not all sent in `timeout`s."""
+    limit, 400 when its framing is broken (a bad chunk size), 408 when it is not all sent in `timeout`s or
+    a read misses the connection's deadline (under gunicorn, api.connection_guard bounds every read)."""
     if request.content_length is not None and request.content_length > limit:
         raise PayloadTooLarge(f"the request body is over the limit of {limit} bytes")
     deadline = time.monotonic() + timeout
@@ -86,11 +94,11 @@ def read_body(request: Request, limit: int, timeout: float) -> bytes:
                 raise RequestTimeout(f"the request body was not sent within {timeout:g}s")
     except (PayloadTooLarge, RequestTimeout):
         raise
-    except TimeoutError:
-        raise RequestTimeout(f"the request body was not sent within {timeout:g}s") from None
+    except TimeoutError as exc:
+        raise RequestTimeout(_late(exc, timeout)) from None
     except HTTPException as exc:
         if isinstance(exc.__context__, TimeoutError):  # werkzeug's ClientDisconnected, raised on a timed-out read
-            raise RequestTimeout(f"the request body was not sent within {timeout:g}s") from None
+            raise RequestTimeout(_late(exc.__context__, timeout)) from None
         if exc.code == 413:
             raise PayloadTooLarge(f"the request body is over the limit of {limit} bytes") from None
         raise
@@ -104,7 +112,7 @@ def read_json_object(request: Request, settings: Settings) -> dict[str, Any]:
     mimetype = request.mimetype or ""
     if mimetype != "application/json" and not mimetype.endswith("+json"):
         raise UnsupportedMediaType("Content-Type must be application/json")
-    raw = read_body(request, settings.max_body_bytes, settings.read_timeout)
+    raw = read_body(request, settings.max_body_bytes, settings.request_timeout)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -52,7 +52,7 @@ def upload_document():  # type: ignore[no-untyped-def]
     settings = services().settings
     limit = settings.max_document_bytes
     request.max_content_length = limit + FORM_FIELDS_BYTES  # the form's own fields come on top of the file
-    raw = read_body(request, limit + FORM_FIELDS_BYTES, settings.read_timeout)
+    raw = read_body(request, limit + FORM_FIELDS_BYTES, settings.request_timeout)
     fields, data, filename, media_type = _file_of(raw)
     if len(data) > limit:
         raise PayloadTooLarge(f"the document is over the limit of {limit} bytes")

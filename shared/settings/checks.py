@@ -58,6 +58,9 @@ def check(settings: Settings) -> None:
         "lease_seconds",
         "heartbeat_seconds",
         "read_timeout",
+        "request_timeout",
+        "body_min_rate",
+        "header_bytes",
         "document_ttl",
         "document_time_limit",
         "document_memory_mb",
@@ -71,6 +74,13 @@ def check(settings: Settings) -> None:
             raise ValueError(f"TRANSQ_{name.upper()}={getattr(settings, name)!r}: must be above 0")
     if 0 < len(settings.callback_secret) < 16:
         raise ValueError("TRANSQ_CALLBACK_SECRET: at least 16 characters (or empty: callbacks off)")
+    if settings.connections_per_client < 0:
+        raise ValueError(f"TRANSQ_CONNECTIONS_PER_CLIENT={settings.connections_per_client}: 0 (no limit) or more")
+    if settings.request_timeout < settings.read_timeout:
+        raise ValueError(
+            f"TRANSQ_REQUEST_TIMEOUT={settings.request_timeout:g} must be at least "
+            f"TRANSQ_READ_TIMEOUT={settings.read_timeout:g} (a request's headers must fit in it)"
+        )
 
 
 def _check_key_prefix(prefix: str) -> None:

@@ -149,10 +149,14 @@ class LimitSettings:
     auth_failure_limit: str = setting(
         "20/minute", "Failed API key checks allowed per client address (flask-limiter syntax); more get 429."
     )
-    read_timeout: float = setting(
-        10.0,
-        "Seconds a client may take to send a request's headers, and again its body; slower ones are cut off "
-        "(a slow body gets 408).",
+    read_timeout: float = setting(10.0, "Seconds to send a request's headers (idle keep-alive too); a body's grace.")
+    request_timeout: float = setting(60.0, "Seconds a whole request (headers and body) may take to arrive; then 408.")
+    body_min_rate: int = setting(1024, "Bytes/s a request body must average once TRANSQ_READ_TIMEOUT is over; or 408.")
+    header_bytes: int = setting(65_536, "Most bytes of a request's line and headers together; more get 431.")
+    connections_per_client: int = setting(
+        100,
+        "Connections one client address (IPv6: its /64) may hold per API process; more get 429 (0: no limit; "
+        "behind a reverse proxy every client has the proxy's address: raise it, or 0).",
     )
     log_format: str = setting("text", "`text` or `json` (one JSON object per line).")
     log_level: str = setting("INFO", "Logging level.")
