@@ -28,7 +28,7 @@ def translate_glossary_sentences(ctx: WorkerContext, active: dict[str, JobWork])
 def _translate_matched(ctx: WorkerContext, work: JobWork) -> bool:
     glossary = work.glossary
     assert glossary is not None
-    todo = [i for i, (s, t) in enumerate(zip(work.sentences, work.translations)) if t is None and glossary.matches(s)]
+    todo = [i for i, (s, t) in enumerate(zip(work.sentences, work.translations)) if t is None and glossary.found_in(s)]
     if not todo:
         return True
     sentences = [work.sentences[i] for i in todo]
