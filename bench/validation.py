@@ -35,6 +35,10 @@ def bodies() -> dict[str, bytes]:
         "1,000 texts of 100 characters, at both limits": json.dumps(
             {"texts": ["字" * 100] * 1000}, ensure_ascii=False
         ).encode(),
+        "a glossary at its limits (1,000 terms of 100 characters) and 100,000 characters": json.dumps(
+            {"text": "字" * limit, "glossary": {f"{n:04d}" + "术" * 96: "t" * 100 for n in range(1000)}},
+            ensure_ascii=False,
+        ).encode(),
         "1 MiB of one Chinese sentence (over the character limit: 422)": text("字", MIB // 3 - 10),
         "1 MiB of joiners (over the character limit: 422)": text("a\u200d", MIB // 2 - 10),
     }

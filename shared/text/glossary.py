@@ -12,20 +12,31 @@ shared.store.sentence_cache.normalise):
   CJK characters (Han, kana, full-width forms) need no boundary, so Chinese terms match anywhere;
 - case counts, except that a term written in lower case also matches with its first letter upper case
   (`cloud` finds `Cloud` at the start of a sentence, never `CLOUD`).
+
+Matching is shared.text.glossary_matching's: one Aho–Corasick automaton per glossary, in time linear in the
+sentence whatever the terms hold (RELIABILITY 98, 109).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
-import unicodedata
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 from shared.settings import Settings
 from shared.store.sentence_cache import glossary_namespace, normalise
+from shared.text.glossary_matching import Match, Matcher, is_cjk, is_word_char, matcher_for
+
+__all__ = ["VERSION", "Glossary", "GlossaryError", "Match", "cache_namespaces", "is_cjk", "is_word_char"]
 
 VERSION = 1  # of matching and protection: bump when either changes, so cached glossary translations miss
+
+# A control character (Cc) that is not whitespace, or a lone surrogate (Cs): never in a term. The same class as
+# shared.contract.fields' _CONTROL, with the surrogates; one regular-expression scan, not a call per character.
+_FORBIDDEN = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\ud800-\udfff]")
 
 
 class GlossaryError(ValueError):
@@ -33,45 +44,14 @@ class GlossaryError(ValueError):
 
 
 @dataclass(frozen=True)
-class Match:
-    start: int
-    end: int
-    target: str
-
-
-def is_cjk(char: str) -> bool:
-    """Characters of scripts written without spaces between words: no word boundary around them."""
-    code = ord(char)
-    return 0x2E80 <= code <= 0x9FFF or 0xF900 <= code <= 0xFAFF or 0xFF00 <= code <= 0xFFEF or code >= 0x20000
-
-
-def is_word_char(char: str) -> bool:
-    """A letter, digit or underscore of a script written with spaces: a term must not continue into one."""
-    return (char.isalnum() or char == "_") and not is_cjk(char)
-
-
-@dataclass(frozen=True)
 class Glossary:
     """Source term -> target term, normalised, sorted (so equal glossaries compare and digest equal)."""
 
     terms: tuple[tuple[str, str], ...]
-    # term length -> (first characters, last characters, variant -> target), longest first (see matches())
-    _by_length: list[tuple[int, set[str], set[str], dict[str, str]]] = field(
-        default_factory=list, compare=False, repr=False
-    )
 
-    def __post_init__(self) -> None:
-        variants: dict[str, str] = {}
-        for source, target in self.terms:
-            if source.islower():  # `cloud` also as `Cloud`, unless the glossary has `Cloud` itself
-                variants.setdefault(source[0].upper() + source[1:], target)
-        variants.update(self.terms)
-        lengths: dict[int, dict[str, str]] = {}
-        for variant, target in variants.items():
-            lengths.setdefault(len(variant), {})[variant] = target
-        for length in sorted(lengths, reverse=True):
-            found = lengths[length]
-            self._by_length.append((length, {v[0] for v in found}, {v[-1] for v in found}, found))
+    @functools.cached_property
+    def _matcher(self) -> Matcher:
+        return matcher_for(self.terms)
 
     @classmethod
     def of(cls, terms: dict[str, str]) -> Glossary:
@@ -124,33 +104,20 @@ class Glossary:
     def matches(self, sentence: str) -> list[Match]:
         """Every term found in the sentence (see the module's docstring), in the order they appear.
 
-        One pass per term length, longest first, left to right, each position looked up in a dict: the cost is
-        the glossary's distinct lengths (at most TRANSQ_GLOSSARY_MAX_TERM_CHARS) times the sentence's length,
-        whatever the terms hold (RELIABILITY 98)."""
-        taken: list[Match] = []
-        size = len(sentence)
-        free, blocked = size, [size] * (size + 1)  # the longest uncovered run; the next covered position
-        for length, firsts, lasts, targets in self._by_length:
-            if length > free:
-                continue
-            last_end, before = 0, len(taken)
-            for start in [i for i in range(size - length + 1) if sentence[i] in firsts]:
-                end = start + length
-                if start < last_end or blocked[start] < end or sentence[end - 1] not in lasts:
-                    continue
-                target = targets.get(sentence[start:end])
-                if target is not None and _bounded(sentence, start, end):
-                    taken.append(Match(start, end, target))
-                    last_end = end
-            if len(taken) > before:
-                free, blocked = _longest_free(size, taken), _blocked(size, taken)
-        return sorted(taken, key=lambda m: m.start)
+        One scan of the sentence, then its occurrences taken longest first (glossary_matching.Matcher)."""
+        return self._matcher.matches(sentence)
+
+    def found_in(self, sentence: str) -> bool:
+        """Whether any term matches the sentence (matches() is not empty): one scan of it, up to the first."""
+        return self._matcher.found_in(sentence)
 
     def cache_namespaces(self, namespace: str, sentences: Sequence[str]) -> list[str]:
         """Each sentence's cache namespace: the plain one where no term matches (its translation is the
-        plain one), else this glossary's own (shared.store.sentence_cache.glossary_namespace)."""
+        plain one), else this glossary's own (shared.store.sentence_cache.glossary_namespace). On the API's
+        request thread for every sentence of a request: one linear scan per sentence (found_in)."""
         own = glossary_namespace(namespace, self.digest)
-        return [own if self.matches(sentence) else namespace for sentence in sentences]
+        found_in = self._matcher.found_in
+        return [own if found_in(sentence) else namespace for sentence in sentences]
 
 
 def cache_namespaces(namespace: str, sentences: Sequence[str], glossary: Glossary | None) -> list[str]:
@@ -158,36 +125,10 @@ def cache_namespaces(namespace: str, sentences: Sequence[str], glossary: Glossar
     return glossary.cache_namespaces(namespace, sentences) if glossary else [namespace] * len(sentences)
 
 
-def _blocked(size: int, taken: list[Match]) -> list[int]:
-    """For each position, the first position at or after it that a match already covers (size: none)."""
-    covered = [False] * (size + 1)
-    for match in taken:
-        covered[match.start : match.end] = [True] * (match.end - match.start)
-    blocked, following = [size] * (size + 1), size
-    for position in range(size, -1, -1):
-        following = position if covered[position] and position < size else following
-        blocked[position] = following
-    return blocked
-
-
-def _longest_free(size: int, taken: list[Match]) -> int:
-    longest, at = 0, 0
-    for match in sorted(taken, key=lambda m: m.start):
-        longest, at = max(longest, match.start - at), match.end
-    return max(longest, size - at)
-
-
-def _bounded(sentence: str, start: int, end: int) -> bool:
-    """The match does not begin or end inside a word of a spaced script."""
-    if is_word_char(sentence[start]) and start > 0 and is_word_char(sentence[start - 1]):
-        return False
-    return not (is_word_char(sentence[end - 1]) and end < len(sentence) and is_word_char(sentence[end]))
-
-
 def _clean(term: str, where: str, settings: Settings) -> str:
     """A term as matched and inserted: NFC, trimmed, whitespace runs as one space; one line of real text."""
     limit = settings.glossary_max_term_chars
-    if any(unicodedata.category(c) in ("Cc", "Cs") and not c.isspace() for c in term):
+    if _FORBIDDEN.search(term):
         raise GlossaryError(f"{where} holds a control character or a lone surrogate")
     cleaned = normalise(term)
     if not cleaned:

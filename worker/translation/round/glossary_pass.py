@@ -33,7 +33,7 @@ def _translate_matched(
 ) -> bool:
     glossary = work.glossary
     assert glossary is not None
-    todo = [i for i, (s, t) in enumerate(zip(work.sentences, work.translations)) if t is None and glossary.matches(s)]
+    todo = [i for i, (s, t) in enumerate(zip(work.sentences, work.translations)) if t is None and glossary.found_in(s)]
     if not todo:
         return True
     sentences = [work.sentences[i] for i in todo]
