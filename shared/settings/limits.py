@@ -72,7 +72,7 @@ class LimitSettings:
     glossary_max_term_chars: int = setting(
         100,
         "Longest source or target term of a glossary, in characters (a sentence has at most about this many term "
-        "occurrences ending at each of its characters: RELIABILITY 98, 109).",
+        "occurrences ending at each of its characters: RELIABILITY 98, 111).",
     )
     glossary_max_stored: int = setting(
         100, "Most glossaries one API key (or, keys off, the whole service) may store with POST /v1/glossaries."

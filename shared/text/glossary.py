@@ -14,7 +14,7 @@ shared.store.sentence_cache.normalise):
   (`cloud` finds `Cloud` at the start of a sentence, never `CLOUD`).
 
 Matching is shared.text.glossary_matching's: one Aho–Corasick automaton per glossary, in time linear in the
-sentence whatever the terms hold (RELIABILITY 98, 109).
+sentence whatever the terms hold (RELIABILITY 98, 111).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Finding a glossary's terms in a sentence by the rules of shared.text.glossary (longest first, word
 boundaries in spaced scripts, a lower-case term also with its first letter upper case): whether it has one in
 a scan linear in its length whatever the terms hold, its matches in its length plus its occurrences
-(RELIABILITY 98, 109).
+(RELIABILITY 98, 111).
 
 One Aho–Corasick automaton per glossary (pyahocorasick; built once and kept: matcher_for) finds every
 occurrence of its terms in one pass. The word-boundary rule is built into it: the sentence and each term are
