@@ -23,6 +23,7 @@ from shared.store.jobs import Created, Idempotency, Usage
 from shared.store.replication import wait_for_replica
 from shared.store.sentence_cache import normalise
 from shared.text.glossary import Glossary
+from shared.text.splitter import spans_of
 
 log = logging.getLogger(__name__)
 _PUBLISH_RETRY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
@@ -91,6 +92,7 @@ def _job(job_id: str, request: TranslationRequest, route: Route | None, owner: s
         id=job_id,
         status=JobStatus.PARSING if request.document else JobStatus.QUEUED,
         texts=request.texts,
+        spans=[spans_of(text, segs) for text, segs in zip(request.texts, request.segments)],
         model=route.model if route else "",
         created_at=utc_now(),
         sentences_total=len(request.sentences),
@@ -133,7 +135,7 @@ def _create(
         job.result = cached.texts(request.segments)
         if job.want_scores:
             job.scores = cached.text_scores(request.segments)
-        job.texts = []  # a finished job's texts are not kept: its result is what it is read for
+        job.texts, job.spans = [], []  # a finished job's texts are not kept: its result is what it is read for
     try:
         created = services.store.create(
             job,

@@ -16,11 +16,13 @@ from shared.store.job_record import JOB_HASH, Job, utc_now
 from shared.store.job_scripts import PARSED, RENDERED
 from shared.store.keys import Keys
 
-# What a parse gives a document job's record: the document's units as its texts, its sentences (those the
+# What a parse gives a document job's record: the document's units as its texts and where their sentences
+# are (spans), its sentences (those the
 # cache answered are done), its layout with each document's units, and its route (with its model and the
 # language detected, when the stage chose it).
 PARSED_FIELDS = (
     "texts",
+    "spans",
     "sentences_total",
     "sentences_done",
     "cached_sentences",
@@ -29,8 +31,9 @@ PARSED_FIELDS = (
     "model",
     "detected",
 )
-# What rendering writes: the parse's (unchanged when the job was parsed before; its texts go) and the scores.
-RENDERED_FIELDS = tuple(name for name in PARSED_FIELDS if name != "texts") + ("scores",)
+# What rendering writes: the parse's (unchanged when the job was parsed before; its texts and their sentence
+# spans go) and the scores.
+RENDERED_FIELDS = tuple(name for name in PARSED_FIELDS if name not in ("texts", "spans")) + ("scores",)
 
 _LEVEL = 1  # fast (the API compresses an upload on its request path): a few MB in tens of milliseconds
 

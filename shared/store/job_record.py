@@ -74,6 +74,9 @@ class Job:
     want_scores: bool = False  # the request's `scores`: its result carries each sentence's confidence
     scores: list[list[float | None]] | None = None  # once done, with want_scores: per text, its sentences' scores
     document: DocumentRecord | None = None  # a document job's (None: a job of texts)
+    # where each text's segments are (shared.text.splitter.spans_of): the one split, made by the API (or, for
+    # a document, the document stage) and read by the worker; it goes with the texts when the job finishes
+    spans: list[list[int]] = stored(default_factory=list, sparse=True)
     delivery: Delivery = stored(default_factory=Delivery, written=False)  # written by the outbox's scripts
 
     @classmethod

@@ -61,7 +61,7 @@ local function usage_drop(job, field, z)
 end
 local function record_bytes(job)
   local size = 256
-  for _, f in ipairs({'texts', 'result', 'warnings', 'error', 'document', 'filename'}) do
+  for _, f in ipairs({'texts', 'spans', 'result', 'warnings', 'error', 'document', 'filename'}) do
     size = size + redis.call('HSTRLEN', job, f)
   end
   return size
@@ -146,7 +146,7 @@ if rank[ARGV[2]] <= rank[current] then return {'refused', current} end
 redis.call('HSET', KEYS[1], 'status', ARGV[2])
 for i = 7, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 if rank[ARGV[2]] >= 3 then
-  redis.call('HDEL', KEYS[1], 'parked', 'texts', 'glossary')
+  redis.call('HDEL', KEYS[1], 'parked', 'texts', 'spans', 'glossary')
   redis.call('ZREM', ARGV[5] .. (redis.call('HGET', KEYS[1], 'route') or ''), ARGV[1])
   redis.call('DEL', KEYS[2], KEYS[3])
 end
@@ -197,7 +197,7 @@ redis.call('DEL', KEYS[3])
 redis.call('HSET', KEYS[1], 'status', 'succeeded', 'finished_at', ARGV[2])
 if not redis.call('HGET', KEYS[1], 'started_at') then redis.call('HSET', KEYS[1], 'started_at', ARGV[2]) end
 for i = 6, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
-redis.call('HDEL', KEYS[1], 'texts', 'result', 'parked')
+redis.call('HDEL', KEYS[1], 'texts', 'spans', 'result', 'parked')
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[5]))
 callback_due(KEYS[1], ARGV[1], KEYS[4])
 local z = redis.call('HGET', KEYS[1], 'usage')

@@ -8,7 +8,7 @@ import json
 import logging
 import unicodedata
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
 import redis
 
@@ -48,6 +48,16 @@ def glossary_namespace(namespace: str, glossary_digest: str) -> str:
 
 def sentence_digest(sentence: str) -> str:
     return hashlib.sha256(normalise(sentence).encode("utf-8")).hexdigest()
+
+
+class Question(NamedTuple):
+    """What a job asks the cache: its sentences (normalised) in `namespace`, its glossary's terms (their
+    sentences are cached under the glossary's own namespace), and whether it wants their scores."""
+
+    namespace: str
+    sentences: Sequence[str]
+    glossary: Glossary | None = None
+    scores: bool = False
 
 
 @dataclass(frozen=True)
@@ -97,12 +107,31 @@ class SentenceCache:
         self, namespace: str, sentences: Sequence[str], glossary: Glossary | None = None, scores: bool = False
     ) -> CacheAnswer:
         """Each of `sentences` (normalised) looked up in `namespace`, or in its glossary's own where one of the
-        glossary's terms matches it (shared.text.glossary); their scores too when `scores`."""
-        spaces = glossary.cache_namespaces(namespace, sentences) if glossary else [namespace] * len(sentences)
-        if not sentences:
-            return CacheAnswer(spaces, [], [] if scores else None)
-        found = self.get_each(spaces, sentences)
-        return CacheAnswer(spaces, found, self.scores_each(spaces, sentences) if scores else None)
+        glossary's terms matches it (shared.text.glossary); the scores of those found too when `scores`."""
+        return self.answers([Question(namespace, sentences, glossary, scores)])[0]
+
+    def answers(self, questions: Sequence[Question]) -> list[CacheAnswer]:
+        """The answers of several jobs' questions (a worker's round), each sentence looked up once however
+        many of them ask it: one MGET for the translations, one for the scores asked of those found."""
+        spaces = [
+            q.glossary.cache_namespaces(q.namespace, q.sentences) if q.glossary else [q.namespace] * len(q.sentences)
+            for q in questions
+        ]
+        keys = list(dict.fromkeys(key for q, s in zip(questions, spaces) for key in zip(s, q.sentences)))
+        found = dict(zip(keys, self.get_each([k[0] for k in keys], [k[1] for k in keys]))) if keys else {}
+        wanted = [
+            k for q, s in zip(questions, spaces) if q.scores for k in zip(s, q.sentences) if found.get(k) is not None
+        ]
+        wanted = list(dict.fromkeys(wanted))
+        scores = dict(zip(wanted, self.scores_each([k[0] for k in wanted], [k[1] for k in wanted]))) if wanted else {}
+        return [
+            CacheAnswer(
+                s,
+                [found.get(k) for k in zip(s, q.sentences)],
+                [scores.get(k) for k in zip(s, q.sentences)] if q.scores else None,
+            )
+            for q, s in zip(questions, spaces)
+        ]
 
     def get_many(self, namespace: str, sentences: Sequence[str]) -> list[str | None]:
         """Cached translations in order (None for a miss), with one MGET."""

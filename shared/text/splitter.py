@@ -161,3 +161,30 @@ def split_texts(texts: list[str], settings: Settings, what: str) -> tuple[list[l
     if len(flat) > settings.max_sentences:
         raise ValidationError(f"{what} {len(flat)} sentences; at most {settings.max_sentences} are allowed")
     return segments, flat
+
+
+def spans_of(text: str, segments: list[Segment]) -> list[int]:
+    """Where a text's segments are, as flat [start, end, translate (1 or 0), ...] character offsets: what a
+    job stores of its split (shared.store.job_record.Job.spans), so the worker reads the API's split instead
+    of splitting again (with its own TRANSQ_MAX_SENTENCE_CHARS). A long sentence's pieces leave out the
+    whitespace they were cut at, so each segment is found after the last rather than assumed to follow it."""
+    spans, position = [], 0
+    for segment in segments:
+        start = text.find(segment.text, position)
+        if start < 0:
+            raise ValueError("a segment is not part of its text")
+        position = start + len(segment.text)
+        spans += [start, position, int(segment.translate)]
+    return spans
+
+
+def segments_at(text: str, spans: list[int]) -> list[Segment]:
+    """The segments of `text` at `spans` (spans_of's): split_text's segments again, exactly."""
+    if len(spans) % 3:
+        raise ValueError("sentence spans come in threes: start, end, translate")
+    segments = []
+    for start, end, translate in zip(spans[::3], spans[1::3], spans[2::3]):
+        if not 0 <= start <= end <= len(text):
+            raise ValueError(f"a segment at {start}:{end} does not fit a text of {len(text)} characters")
+        segments.append(Segment(text[start:end], bool(translate)))
+    return segments

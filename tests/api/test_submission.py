@@ -13,6 +13,7 @@ from shared.routing.routes import route_for
 from shared.store.backends import Services
 from shared.store.job_status import JobStatus
 from shared.store.sentence_cache import normalise
+from shared.text.splitter import spans_of, split_text
 from tests.stack import stack_settings
 
 
@@ -41,6 +42,8 @@ def test_a_job_is_stored_queued_and_its_message_sent_to_its_route(settings):
     assert stored.status == JobStatus.QUEUED and stored.texts == ["你好。再见。", "谢谢。"]
     assert (stored.sentences_total, stored.sentences_done, stored.owner) == (3, 0, "someone")
     assert stored.route == route_for(settings).key
+    # the one split, stored for the worker: each text's segments at their offsets
+    assert stored.spans == [spans_of(t, split_text(t, settings.max_sentence_chars)) for t in stored.texts]
     assert queued_messages(services) == 1
     assert services.stats.read()[0]["jobs_submitted"] == 1
 

@@ -10,7 +10,7 @@ from shared.store.job_status import JobStatus
 STORED_NAMES = (
     "id status texts model created_at sentences_total sentences_done cached_sentences started_at finished_at "
     "result error attempts submitted owner route format warnings callback_url detected glossary want_scores scores "
-    "document filename callback_state callback_attempts callback_last_status callback_last_error"
+    "document filename spans callback_state callback_attempts callback_last_status callback_last_error"
 ).split()
 
 
@@ -40,6 +40,7 @@ def full_job() -> Job:
         want_scores=True,
         scores=[[-0.5, None]],
         document=DocumentRecord('{"format": "markdown"}', "a.md"),
+        spans=[[0, 3, 1]],
     )
 
 
@@ -57,7 +58,7 @@ def test_a_job_is_written_and_read_back_whole():
         written["status"] == "succeeded" and written["want_scores"] == "1" and written["submitted"] == "1767323045.25"
     )
     assert (written["document"], written["filename"]) == ('{"format": "markdown"}', "a.md")
-    assert written["texts"] == '["你好。"]' and written["sentences_total"] == "2"
+    assert written["texts"] == '["你好。"]' and written["sentences_total"] == "2" and written["spans"] == "[[0, 3, 1]]"
     assert Job.from_hash(written) == job
 
 

@@ -1,3 +1,5 @@
+import pytest
+
 from shared.text.splitter import join_translations, sentences, split_long, split_text
 
 
@@ -56,3 +58,28 @@ def test_hard_cut_never_splits_a_combining_mark():
 def test_join_inserts_space_only_between_touching_sentences():
     segs = roundtrip("一。二。")
     assert join_translations(segs, ["One.", "Two."]) == "One. Two."
+
+
+def test_a_texts_stored_spans_give_back_its_split_exactly():
+    """What a job stores of its split (spans_of) gives the worker the same segments (segments_at), whatever
+    was cut, stripped or kept: the worker reads the API's split, never splits again."""
+    import random
+
+    from shared.text.splitter import segments_at, spans_of
+
+    rng = random.Random(7)
+    alphabet = '你好。，！？ab c.\n…；;!?"”）  \t'
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80)))
+        for limit in (5, 20, 300):
+            segments = split_text(text, limit)
+            assert segments_at(text, spans_of(text, segments)) == segments, (text, limit)
+
+
+def test_spans_that_do_not_fit_their_text_are_refused():
+    from shared.text.splitter import segments_at
+
+    with pytest.raises(ValueError):
+        segments_at("abc", [0, 9, 1])
+    with pytest.raises(ValueError):
+        segments_at("abc", [0, 1])

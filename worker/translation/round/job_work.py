@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shared.store.job_record import Job
-from shared.store.sentence_cache import SentenceCache, normalise
+from shared.store.sentence_cache import Question, SentenceCache, normalise
 from shared.store.stats import Stats
-from shared.text.glossary import Glossary, cache_namespaces
-from shared.text.splitter import Segment, join_translations, sentences, split_text
+from shared.text.glossary import Glossary
+from shared.text.splitter import Segment, join_translations, segments_at, sentences, split_text
 from worker.translation.liveness.broker_health import RetryingStore
 from worker.translation.round.claims import Claims
 
@@ -101,6 +101,13 @@ class WorkLoader:
         self.store, self.claims, self.cache, self.namespace, self.stats = store, claims, cache, namespace, stats
         self.max_sentence_chars = max_sentence_chars
 
+    def segments(self, job: Job) -> list[list[Segment]]:
+        """Each text's segments, as the API (or the document stage) split it: the job's stored spans. A job
+        stored without them (by an API older than the spans) is split here."""
+        if len(job.spans) == len(job.texts):
+            return [segments_at(text, spans) for text, spans in zip(job.texts, job.spans)]
+        return [split_text(text, self.max_sentence_chars) for text in job.texts]
+
     def load(self, job_ids: list[str]) -> list[JobWork]:
         """The claimed jobs, split into sentences, with the translations they already have (their own
         partial results first, then the sentence cache)."""
@@ -112,7 +119,7 @@ class WorkLoader:
                 continue
             if job.attempts == 1 and not partial:
                 self.stats.observe("queue_wait_seconds", max(0.0, time.time() - job.submitted))
-            segments = [split_text(text, self.max_sentence_chars) for text in job.texts]
+            segments = self.segments(job)
             flat = [normalise(s) for segs in segments for s in sentences(segs)]
             translations: list[str | None] = [partial.get(i) for i in range(len(flat))]
             # A resumed job's cache hits so far were recorded with its progress.
@@ -134,28 +141,21 @@ class WorkLoader:
         return works
 
     def _fill_from_cache(self, works: list[JobWork]) -> None:
+        """Fill each job's untranslated sentences from the sentence cache (the one lookup the API and the
+        document stage make too: SentenceCache.answers), each sentence asked once for the whole round."""
         missing = [w for w in works if not w.complete]
-        looked_up = sum(w.remaining for w in missing)
-        # A sentence a glossary term matches is cached under the glossary's own namespace (shared.text.glossary).
-        spaces = {w.job.id: cache_namespaces(self.namespace, w.sentences, w.glossary) for w in missing}
-        unique = list(
-            dict.fromkeys(
-                (ns, s) for w in missing for ns, s, t in zip(spaces[w.job.id], w.sentences, w.translations) if t is None
-            )
-        )
-        found = dict(zip(unique, self.cache.get_each([k[0] for k in unique], [k[1] for k in unique]))) if unique else {}
-        wanted = list(
-            dict.fromkeys(k for w in missing if w.job.want_scores for k in zip(spaces[w.job.id], w.sentences))
-        )
-        wanted = [k for k in wanted if found.get(k) is not None]
-        scores = dict(zip(wanted, self.cache.scores_each([k[0] for k in wanted], [k[1] for k in wanted])))
+        todo = [[i for i, t in enumerate(w.translations) if t is None] for w in missing]
+        questions = [
+            Question(self.namespace, [w.sentences[i] for i in idx], w.glossary, w.job.want_scores)
+            for w, idx in zip(missing, todo)
+        ]
         hits = 0
-        for work in missing:
-            for i, key in enumerate(zip(spaces[work.job.id], work.sentences)):
-                if work.translations[i] is None and found.get(key) is not None:
-                    work.translations[i] = found[key]
-                    work.scores[i] = scores.get(key)
+        for work, idx, answer in zip(missing, todo, self.cache.answers(questions) if missing else []):
+            for n, i in enumerate(idx):
+                if answer.translations[n] is not None:
+                    work.translations[i] = answer.translations[n]
+                    work.scores[i] = answer.scores[n] if answer.scores else None
                     work.cached += 1
                     hits += 1
         self.stats.incr("cache_hits", hits)
-        self.stats.incr("cache_misses", looked_up - hits)
+        self.stats.incr("cache_misses", sum(len(idx) for idx in todo) - hits)

@@ -130,3 +130,21 @@ def test_a_job_taken_over_meanwhile_is_dropped_and_its_late_result_refused(model
     assert status(parts, job) == "running" and parts.job_claims.once.holder(job)[0] == other.worker_id
     counters, _ = parts.backends.stats.read()
     assert counters["fenced_writes"] == 1 and "jobs_succeeded" not in counters
+
+
+def test_the_worker_reads_the_split_stored_with_the_job_not_its_own(parts):
+    """A job stores its split (its spans: the API's, or the document stage's); the worker takes its sentences
+    from there, whatever its own TRANSQ_MAX_SENTENCE_CHARS would cut (they agree only while both processes
+    have the same setting)."""
+    from shared.text.splitter import sentences, spans_of
+
+    text = "今天天气很好，我们一起去公园散步，然后去吃晚饭，最后回家休息。"
+    api_split = split_text(text, 12)  # an API with a smaller limit cut it in pieces
+    assert len(sentences(api_split)) > 1 and len(sentences(split_text(text, parts.settings.max_sentence_chars))) == 1
+    job = submit(parts, text, sentences=len(sentences(api_split)), spans=[spans_of(text, api_split)])
+    (work,) = _active(parts, job).values()
+    assert work.segments == [api_split] and len(work.sentences) == len(sentences(api_split))
+    assert parts.passes.run({job: work}) is PassEnd.DONE
+    assert status(parts, job) == "succeeded"
+    stored = parts.backends.store.get(job)
+    assert stored.sentences_done == stored.sentences_total == len(sentences(api_split)) and stored.spans == []
