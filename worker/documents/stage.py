@@ -35,6 +35,7 @@ from shared.store.job_status import Move
 from shared.store.jobs import JobStore
 from shared.store.keys import Keys
 from shared.store.redis_client import broker_redis
+from worker.documents.stage_hooks import run_stage_hooks
 from worker.documents.stage_work import run_document_job
 
 log = logging.getLogger(__name__)
@@ -73,6 +74,8 @@ class DocumentStage:
         token = current_job_id.set(job_id)
         store = self.services.store
         try:
+            if self.settings.test_hooks:
+                run_stage_hooks(self.services, job_id)
             run_document_job(self.services, job_id)
         except ApiError as exc:
             fail(store, job_id, exc.code, exc.message)
