@@ -32,7 +32,8 @@ _COUNTERS = {
     "sentences_translated": "Distinct sentences the model translated.",
     "batches": "Model batches run by workers.",
     "degenerate_translations": "Translations that looped or ran far too long and were made again (see a job's warnings).",
-    "leases_lapsed": "Running jobs whose worker stopped renewing their lease, woken for a live worker to take over.",
+    "leases_lapsed": "Running jobs whose worker (or document jobs whose document stage) stopped renewing their "
+    "lease, woken for a live worker (stage) to take over.",
     "fenced_writes": "Late writes of a worker for a job another worker took over, refused (the late worker drops it).",
 }
 

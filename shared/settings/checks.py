@@ -64,6 +64,7 @@ def check(settings: Settings) -> None:
         "document_ttl",
         "document_time_limit",
         "document_memory_mb",
+        "document_lease_seconds",
         "callback_deadline",
         "callback_timeout",
         "callback_retry_seconds",

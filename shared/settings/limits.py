@@ -28,6 +28,12 @@ class LimitSettings:
         "Memory (address space, MiB) the document stage's process may add to parse or render one document; "
         "more fails `document_too_complex`.",
     )
+    document_lease_seconds: float = setting(
+        15.0,
+        "A document job's lease while the document stage parses or renders it, renewed every third of it; a "
+        "job whose stage stops renewing it (killed, stalled, cut off) is sent to another stage, a lost delivery "
+        "(TRANSQ_MAX_DELIVERIES).",
+    )
     client_storage_bytes: int = setting(
         67_108_864,
         "Bytes one client (API key, or address when keys are off) may hold in the broker: job records and "
@@ -106,7 +112,8 @@ class LimitSettings:
         "File where a worker process writes its id once its model is loaded; the container health check reads it.",
     )
     max_deliveries: int = setting(
-        3, "Lost deliveries (worker killed mid-job) after which a job fails with `worker_lost`."
+        3,
+        "Lost deliveries (a worker, or a document stage, killed mid-job) after which a job fails with `worker_lost`.",
     )
     max_memory_per_child_mb: int = setting(
         0, "Celery `worker_max_memory_per_child` in MiB; 0 means model size + 1 GiB, set at start."

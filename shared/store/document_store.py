@@ -84,17 +84,20 @@ class DocumentStore:
             return None
         return unpack_documents(packed, fmt, self.settings.max_document_bytes * 64)
 
-    def parsed(self, job: Job) -> bool:
-        """The job, parsed (its PARSED_FIELDS as the stage set them), joins its route's queue."""
-        args: list[object] = [job.id, self.settings.job_ttl]
+    def parsed(self, job: Job, fence: int | None = None) -> bool:
+        """The job, parsed (its PARSED_FIELDS as the stage set them), joins its route's queue; False when it
+        no longer waits for its parse, or a stage took it since `fence` (its take's; None: any)."""
+        args: list[object] = [job.id, self.settings.job_ttl, "" if fence is None else fence]
         for pair in _fields(job, PARSED_FIELDS).items():
             args.extend(pair)
         return bool(self._parsed(keys=[self.keys.job(job.id), self.keys.pending(job.route)], args=args))
 
-    def rendered(self, job: Job, packed: bytes) -> bool:
-        """The job succeeds with its translated documents (`packed`, see pack_documents) and its RENDERED_FIELDS."""
+    def rendered(self, job: Job, packed: bytes, fence: int | None = None) -> bool:
+        """The job succeeds with its translated documents (`packed`, see pack_documents) and its RENDERED_FIELDS;
+        False as parsed() says."""
         document_ttl = self.settings.document_ttl
         args: list[object] = [job.id, utc_now(), packed, document_ttl, min(document_ttl, self.settings.result_ttl)]
+        args.append("" if fence is None else fence)
         for pair in _fields(job, RENDERED_FIELDS).items():
             args.extend(pair)
         keys = [self.keys.job(job.id), self.keys.document_output(job.id), self.keys.document_source(job.id)]

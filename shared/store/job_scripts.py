@@ -164,15 +164,17 @@ return {'ok', ARGV[2]}
 """
 )
 
-# KEYS: job, its route's pending set. ARGV: id, ttl, then the parse's field/value pairs (the document's
-# units as the job's texts, its sentences, the layout, and the route, model and detection the stage chose:
-# shared.store.document_store.PARSED_FIELDS). A parsed document job joins its route's queue; 0 when it is no
-# longer parsing (cancelled, failed by a time limit).
+# KEYS: job, its route's pending set. ARGV: id, ttl, the stage's fence ('' none: FENCE), then the parse's
+# field/value pairs (the document's units as the job's texts, its sentences, the layout, and the route, model
+# and detection the stage chose: shared.store.document_store.PARSED_FIELDS). A parsed document job joins its
+# route's queue; 0 when it is no longer parsing (cancelled, failed by a time limit) or another stage took it.
 PARSED = (
-    USAGE
+    FENCE
+    + USAGE
     + """
+if fenced(KEYS[1], ARGV[3]) then return 0 end
 if redis.call('HGET', KEYS[1], 'status') ~= 'parsing' then return 0 end
-redis.call('HSET', KEYS[1], 'status', 'queued', unpack(ARGV, 3))
+redis.call('HSET', KEYS[1], 'status', 'queued', unpack(ARGV, 4))
 redis.call('ZADD', KEYS[2], redis.call('HGET', KEYS[1], 'submitted'), ARGV[1])
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[2]))
 usage_record(KEYS[1], ARGV[1], now_seconds() + tonumber(ARGV[2]))
@@ -181,14 +183,16 @@ return 1
 )
 
 # KEYS: job, translated documents, document source. ARGV: id, now, the translated documents (compressed),
-# their ttl, the finished record's ttl, then field/value pairs. A parsed (every sentence cached) or
-# translated document job succeeds: its translated documents are stored, its source, texts and per-unit
-# translations go; 0 when it is neither parsing nor rendering.
-# KEYS[4]: the callback due set (OUTBOX).
+# their ttl, the finished record's ttl, the stage's fence ('' none: FENCE), then field/value pairs. A parsed
+# (every sentence cached) or translated document job succeeds: its translated documents are stored, its
+# source, texts and per-unit translations go; 0 when it is neither parsing nor rendering, or another stage
+# took it. KEYS[4]: the callback due set (OUTBOX).
 RENDERED = (
-    OUTBOX
+    FENCE
+    + OUTBOX
     + USAGE
     + """
+if fenced(KEYS[1], ARGV[6]) then return 0 end
 local status = redis.call('HGET', KEYS[1], 'status')
 if status ~= 'parsing' and status ~= 'rendering' then return 0 end
 local now = now_seconds()
@@ -196,7 +200,7 @@ redis.call('SET', KEYS[2], ARGV[3], 'EX', tonumber(ARGV[4]))
 redis.call('DEL', KEYS[3])
 redis.call('HSET', KEYS[1], 'status', 'succeeded', 'finished_at', ARGV[2])
 if not redis.call('HGET', KEYS[1], 'started_at') then redis.call('HSET', KEYS[1], 'started_at', ARGV[2]) end
-for i = 6, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+for i = 7, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 redis.call('HDEL', KEYS[1], 'texts', 'spans', 'result', 'parked')
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[5]))
 callback_due(KEYS[1], ARGV[1], KEYS[4])

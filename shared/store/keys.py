@@ -55,6 +55,16 @@ class Keys:
         """The Celery queue of the document stage (parsing and rendering, worker.documents.stage)."""
         return f"{self.prefix}documents"
 
+    def stage_lease(self, job_id: str) -> str:
+        """A document job's lease while a document stage process parses or renders it (its holder's id)."""
+        return f"{self.prefix}stagelease:{job_id}"
+
+    @property
+    def staged(self) -> str:
+        """Sorted set of the document jobs a document stage took (score: lease deadline, Redis time in ms),
+        where live stages find those whose lease lapsed (see shared.store.stage_scripts.LAPSED)."""
+        return f"{self.prefix}staged"
+
     def document_source(self, job_id: str) -> str:
         """A document job's sources, compressed, until it is rendered (TRANSQ_DOCUMENT_TTL)."""
         return f"{self.prefix}docsrc:{job_id}"

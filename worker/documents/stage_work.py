@@ -26,9 +26,9 @@ from worker.documents.formats import DocumentLimits, Prepared, prepare
 log = logging.getLogger(__name__)
 
 
-def run_document_job(services: Services, job_id: str) -> str:
+def run_document_job(services: Services, job_id: str, fence: int | None = None) -> str:
     """Parse or render the job, whichever it waits for; what was done ('' when nothing: the job is gone,
-    cancelled, or not waiting for the document stage)."""
+    cancelled, not waiting for the document stage, or taken by another stage since `fence`, the stage's take)."""
     job = services.store.get(job_id)
     if job is None or job.status not in (JobStatus.PARSING, JobStatus.RENDERING):
         return ""
@@ -42,9 +42,9 @@ def run_document_job(services: Services, job_id: str) -> str:
     limits = DocumentLimits.from_settings(settings)
     prepared = [_parse(job.format, source, layout["max_sentence_chars"], limits, i) for i, source in enumerate(sources)]
     if job.status == JobStatus.RENDERING:
-        _render(services, job, prepared, job.result or [])
+        _render(services, job, prepared, job.result or [], fence)
         return "rendered"
-    return _parsed(services, job, prepared, layout)
+    return _parsed(services, job, prepared, layout, fence)
 
 
 def _parse(fmt: str, source: str | bytes, max_sentence_chars: int, limits: DocumentLimits, index: int) -> Prepared:
@@ -57,7 +57,7 @@ def _parse(fmt: str, source: str | bytes, max_sentence_chars: int, limits: Docum
         raise InvalidDocument(f"{name}: {exc}") from None
 
 
-def _parsed(services: Services, job: Job, prepared: list[Prepared], layout: dict[str, Any]) -> str:
+def _parsed(services: Services, job: Job, prepared: list[Prepared], layout: dict[str, Any], fence: int | None) -> str:
     """The parsed job joins its route's queue, or succeeds at once when every sentence is cached."""
     settings = services.settings
     units = [unit for p in prepared for unit in p.units]
@@ -79,9 +79,9 @@ def _parsed(services: Services, job: Job, prepared: list[Prepared], layout: dict
     if cached and cached.complete:
         if job.want_scores:
             job.scores = cached.text_scores(segments)
-        _render(services, job, prepared, cached.texts(segments))
+        _render(services, job, prepared, cached.texts(segments), fence)
         return "rendered"
-    if not services.documents.parsed(job):
+    if not services.documents.parsed(job, fence):
         return ""
     services.celery.send_task(TRANSLATE_TASK, args=[job.id], queue=services.keys.queue(job.route))
     log.info("job %s parsed: %d sentences, %d cached", job.id, len(sentences), hits, extra={"job_id": job.id})
@@ -101,7 +101,7 @@ def _choose_route(services: Services, job: Job, units: list[str], layout: dict[s
     log.info("job %s goes to %s (%s)", job.id, route.key, detected or "no language detected", extra={"job_id": job.id})
 
 
-def _render(services: Services, job: Job, prepared: list[Prepared], translations: list[str]) -> None:
+def _render(services: Services, job: Job, prepared: list[Prepared], translations: list[str], fence: int | None) -> None:
     documents, position = [], 0
     for document in prepared:
         count = len(document.units)
@@ -109,7 +109,7 @@ def _render(services: Services, job: Job, prepared: list[Prepared], translations
         position += count
     if job.scores is not None:  # each unit's sentences' scores, as each document's (units in document order)
         job.scores = _per_document(job.scores, [len(p.units) for p in prepared])
-    if services.documents.rendered(job, pack_documents(documents)):  # type: ignore[arg-type]
+    if services.documents.rendered(job, pack_documents(documents), fence):  # type: ignore[arg-type]
         services.stats.job_finished("succeeded", job.submitted)
         log.info("job %s rendered and succeeded", job.id, extra={"job_id": job.id})
 
