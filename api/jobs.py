@@ -43,7 +43,7 @@ def load_job(job_id: str) -> Job:
 def create_job():  # type: ignore[no-untyped-def]
     """Validate, then answer from the cache (200) or queue the job (202)."""
     body = read_json_object(request, services().settings)
-    translation = with_glossary(parse_translation_request(body, services().settings), owner_id())
+    translation = with_glossary(parse_translation_request(body, services().settings), client_id())
     job = submit(services(), translation, request.headers.get("Idempotency-Key"), client_id(), owner_id())
     return job_response(job)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import time
@@ -46,6 +47,9 @@ def submit(
     if idempotency_key:
         scoped = hashlib.sha256(f"{client}\0{idempotency_key}".encode()).hexdigest()
         idempotency = Idempotency(services.keys.idempotency(scoped), digest, settings.idempotency_ttl)
+        earlier = _earlier(services, idempotency.key, digest)  # before any charge: a retry costs nothing
+        if earlier is not None:
+            return earlier
     usage = Usage(services.keys.usage(client), settings.client_storage_bytes) if settings.client_storage_bytes else None
     job = _job(new_job_id(), request, route, owner, detected)
     created, charged = _create(services, job, route, request, idempotency, usage, client)
@@ -74,6 +78,18 @@ def submit(
         charged.refund()
         raise
     return job
+
+
+def _earlier(services: Services, idempotency_key: str, digest: str) -> Job | None:
+    """The job an Idempotency-Key already names (422 when it was sent with another request), read before
+    anything is charged; None when the key names no live job (CREATE checks it again, atomically)."""
+    found = services.store.idempotent(idempotency_key)
+    earlier = services.store.get(found[0]) if found else None
+    if found is None or earlier is None:
+        return None
+    if found[1] != digest:
+        raise IdempotencyMismatch("this Idempotency-Key was already used with a different request body")
+    return earlier
 
 
 def _route(services: Services, request: TranslationRequest) -> tuple[Route | None, Detection | None]:
@@ -130,6 +146,8 @@ def _create(
     job.sentences_done = job.cached_sentences = hits  # cached sentences are done: progress starts there
     cached_characters = sum(len(s) for s, t in zip(request.sentences, cached.translations) if t) if cached else 0
     charged = charge(services.quota, client, request.characters, cached_characters)
+    if job.document is not None:  # the document stage settles it to the characters it parses
+        job.document = dataclasses.replace(job.document, layout=charged.noted(job.document.layout))
     if cached and cached.complete:
         job.status, job.started_at, job.finished_at = JobStatus.SUCCEEDED, job.created_at, job.created_at
         job.result = cached.texts(request.segments)

@@ -52,7 +52,7 @@ def _cancelled(job: Job):  # type: ignore[no-untyped-def]
 def translate():  # type: ignore[no-untyped-def]
     """Submit and wait up to `timeout` seconds: 200 with translations, else 202 with the job."""
     body = read_json_object(request, services().settings)
-    req = with_glossary(parse_translation_request(body, services().settings, TranslateRequest), owner_id())
+    req = with_glossary(parse_translation_request(body, services().settings, TranslateRequest), client_id())
     job = submit(services(), req, request.headers.get("Idempotency-Key"), client_id(), owner_id())
     timeout = req.timeout if req.timeout is not None else min(DEFAULT_WAIT, services().settings.wait_timeout)
     job = wait_for(job, timeout)

@@ -5,6 +5,7 @@ job is written and refunded when it is not written after all."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -14,15 +15,10 @@ from flask import Blueprint
 from api.auth import client_id
 from api.current import services
 from shared.contract import Usage
-from shared.errors import ApiError, ErrorCode
+from shared.errors import QuotaExceeded
 from shared.store.quota import CharacterQuota, PeriodUsage
 
 bp = Blueprint("usage", __name__)
-_ADJECTIVE = {"day": "daily", "month": "monthly"}
-
-
-class QuotaExceeded(ApiError):
-    code = ErrorCode.QUOTA_EXCEEDED
 
 
 @dataclass
@@ -39,17 +35,19 @@ class Charge:
     def refund(self) -> None:
         self.quota.refund(self.client, self.characters, self.cached, self.at)
 
+    def noted(self, layout: str) -> str:
+        """A document job's layout (JSON) noting this charge of its upload, which the document stage settles
+        to the characters it parses (worker.documents.stage_quota)."""
+        note = {"client": self.client, "characters": self.characters, "at": self.at.isoformat()}
+        return json.dumps({**json.loads(layout), "quota": note}, ensure_ascii=False)
+
 
 def charge(quota: CharacterQuota, client: str, characters: int, cached: int) -> Charge:
     """Count a submission, or raise 429 quota_exceeded naming the limit and when it resets."""
     at = datetime.now(timezone.utc)
     refused = quota.charge(client, characters, cached, at)
     if refused is not None:
-        raise QuotaExceeded(
-            f"this request's {characters} characters would take this client over its {_ADJECTIVE[refused.period]} limit "
-            f"of {refused.limit} ({refused.used} used); it resets at {_iso(refused.resets_at)}",
-            retry_after=refused.retry_after,
-        )
+        raise QuotaExceeded(refused.message(f"this request's {characters} characters"), retry_after=refused.retry_after)
     return Charge(quota, client, characters, cached, at)
 
 

@@ -151,6 +151,13 @@ class StorageQuotaExceeded(ApiError):
     code = ErrorCode.STORAGE_QUOTA_EXCEEDED
 
 
+class QuotaExceeded(ApiError):
+    """Characters over a client's daily or monthly limit (shared.store.quota): 429 at submission, or a
+    document's job failed by the document stage once its text is parsed."""
+
+    code = ErrorCode.QUOTA_EXCEEDED
+
+
 class Overloaded(ApiError):
     code = ErrorCode.OVERLOADED
 

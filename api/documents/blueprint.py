@@ -65,7 +65,7 @@ def upload_document():  # type: ignore[no-untyped-def]
         raise InvalidDocument(f"{filename or 'the document'}: {exc}") from None
     upload = document_upload([source], fmt, settings.max_sentence_chars, filename)  # type: ignore[list-item]
     options = parse_document_options(fields, settings)
-    translation = with_glossary(document_request(upload, fmt, options, filename or ""), owner_id())
+    translation = with_glossary(document_request(upload, fmt, options, filename or ""), client_id())
     job = submit(services(), translation, request.headers.get("Idempotency-Key"), client_id(), owner_id())
     return job_response(job)
 

@@ -26,7 +26,7 @@ class DocumentUpload:
 
     layout: dict[str, Any]
     packed: bytes
-    characters: int = 0  # what its client's character quota is charged (a .docx: its bytes)
+    characters: int = 0  # what its client's character quota is charged at upload (a .docx: nothing, yet)
 
     @property
     def digest(self) -> str:
@@ -39,7 +39,10 @@ def document_upload(
     if fmt == "docx" and not all(isinstance(s, bytes) and s.startswith(b"PK") for s in sources):
         raise InvalidDocument(f"{filename or 'the document'}: a .docx file is a zip archive; this is not one")
     layout = {"format": fmt, "filename": filename, "max_sentence_chars": max_sentence_chars, "count": len(sources)}
-    return DocumentUpload(layout, pack_documents(sources), sum(len(source) for source in sources))
+    # A text document is charged its file's characters now, a .docx nothing: the document stage settles
+    # either to the characters of the text it parses (worker.documents.stage_quota).
+    characters = 0 if fmt == "docx" else sum(len(source) for source in sources)
+    return DocumentUpload(layout, pack_documents(sources), characters)
 
 
 def documents_of(job: Job) -> list[str | bytes]:

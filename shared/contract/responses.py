@@ -56,10 +56,11 @@ ERRORS = {
         "text that is not a well-formed document of its `format` (`invalid_document`)."
     ),
     "429": error(
-        "Rate limit exceeded, or too many failed API key checks from this address (`rate_limited`); or the "
-        "client (API key, or address) holds TRANSQ_CLIENT_STORAGE_BYTES in the broker already "
-        "(`storage_quota_exceeded`: its job records and documents are freed as they expire; Retry-After says "
-        "when the first goes).",
+        "Rate limit exceeded, or too many failed API key checks from this address (`rate_limited`); the "
+        "client (API key, or address) over its daily or monthly characters (`quota_exceeded`: Retry-After says "
+        "when the limit resets); or holding TRANSQ_CLIENT_STORAGE_BYTES in the broker already "
+        "(`storage_quota_exceeded`: its job records, glossaries included, its documents and its stored "
+        "glossaries are freed as they expire; Retry-After says when the first goes).",
         retry_after=True,
     ),
     "503": error("Queue over its limit (`overloaded`) or Redis down/full (`unavailable`).", retry_after=True),

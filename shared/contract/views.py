@@ -127,7 +127,8 @@ class JobView(View):
         None,
         description="A failed job's reason: e.g. `invalid_document` (a malformed document), `document_too_complex` "
         "(its parsing or rendering needed more than TRANSQ_DOCUMENT_TIME_LIMIT or TRANSQ_DOCUMENT_MEMORY_MB), "
-        "`validation_error` (too many characters or sentences), `timeout`, `worker_lost`.",
+        "`validation_error` (too many characters or sentences), `quota_exceeded` (a document's text over its "
+        "client's daily or monthly characters), `timeout`, `worker_lost`.",
     )
 
 

@@ -54,6 +54,7 @@ def check(settings: Settings) -> None:
         "max_sentence_chars",
         "glossary_max_terms",
         "glossary_max_term_chars",
+        "glossary_ttl",
         "max_deliveries",
         "lease_seconds",
         "heartbeat_seconds",

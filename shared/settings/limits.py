@@ -36,14 +36,15 @@ class LimitSettings:
     )
     client_storage_bytes: int = setting(
         67_108_864,
-        "Bytes one client (API key, or address when keys are off) may hold in the broker: job records and "
-        "compressed documents until they expire; a submission over it gets 429 `storage_quota_exceeded` "
-        "(0: no limit).",
+        "Bytes one client (API key, or address when keys are off) may hold in the broker: job records (their "
+        "glossaries included), compressed documents and stored glossaries until they expire; a submission over "
+        "it gets 429 `storage_quota_exceeded` (0: no limit).",
     )
     quota_chars_per_day: int = setting(
         0,
         "Characters one client (API key, or address when keys are off) may submit per UTC day, cached or "
-        "not; over it a submission gets 429 `quota_exceeded` until the next day (0: no limit).",
+        "not (a document: the characters of its text once parsed); over it a submission gets 429 "
+        "`quota_exceeded` until the next day, a document's job fails `quota_exceeded` (0: no limit).",
     )
     quota_chars_per_month: int = setting(0, "Characters one client may submit per UTC month (0: no limit).")
     quota_overrides: str = setting(
@@ -81,7 +82,12 @@ class LimitSettings:
         "occurrences ending at each of its characters: RELIABILITY 98, 111).",
     )
     glossary_max_stored: int = setting(
-        100, "Most glossaries one API key (or, keys off, the whole service) may store with POST /v1/glossaries."
+        100, "Most glossaries one API key (or, keys off, one client address) may store with POST /v1/glossaries."
+    )
+    glossary_ttl: int = setting(
+        2_592_000,
+        "Seconds a stored glossary lives after it was stored or last read (GET, or a request naming its "
+        "`glossary_id`); meanwhile it counts against its owner's TRANSQ_CLIENT_STORAGE_BYTES.",
     )
 
     # Time limits and TTLs

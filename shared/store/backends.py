@@ -40,7 +40,7 @@ class Backends:
     stats: Stats
     registry: WorkerRegistry
     quota: CharacterQuota  # characters per client per day and month
-    glossaries: GlossaryStore  # stored glossaries, by API key
+    glossaries: GlossaryStore  # stored glossaries, by client (API key, else address)
 
     @classmethod
     def connect(cls, settings: Settings, **more: Any) -> Any:
@@ -59,7 +59,7 @@ class Backends:
             stats=Stats(client, keys),
             registry=WorkerRegistry(client, keys, ttl_seconds=settings.worker_silence_seconds),
             quota=CharacterQuota(client, keys, settings),
-            glossaries=GlossaryStore(client, keys, settings.glossary_max_stored),
+            glossaries=GlossaryStore(client, keys, settings),
             **more,
         )
 

@@ -30,10 +30,11 @@ end
 """
 
 # What each client holds in the broker (shared.store.keys.Keys.usage): a sorted set of `<job>:<kind>:<bytes>`
-# (kind r: a job record, s: a document's source, o: a translated document) scored by when that data
-# expires, and its total in `<set>:bytes`. Entries whose time has come are released on the client's next
-# submission; a job's entry changes with its record (its texts go when it finishes) and goes with its data.
-# A counter is decremented before its entries go: at maxmemory that write (the first) is refused, not half.
+# (kind r: a job record, its glossary and scores included; s: a document's source; o: a translated document;
+# g: a stored glossary, shared.store.glossary_store) scored by when that data expires, and its total in
+# `<set>:bytes`. Entries whose time has come are released on the client's next submission; a job's entry
+# changes with its record (its texts go when it finishes) and goes with its data. A counter is decremented
+# before its entries go: at maxmemory that write (the first) is refused, not half.
 USAGE = """
 local function usage_release(z, now)
   local gone = redis.call('ZRANGEBYSCORE', z, '-inf', now)
@@ -61,7 +62,7 @@ local function usage_drop(job, field, z)
 end
 local function record_bytes(job)
   local size = 256
-  for _, f in ipairs({'texts', 'spans', 'result', 'warnings', 'error', 'document', 'filename'}) do
+  for _, f in ipairs({'texts', 'spans', 'result', 'warnings', 'error', 'document', 'filename', 'glossary', 'scores'}) do
     size = size + redis.call('HSTRLEN', job, f)
   end
   return size

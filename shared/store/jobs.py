@@ -115,6 +115,13 @@ class JobStore:
             return Created(Creation.OVER_QUOTA, held_bytes=int(held), retry_after=int(retry_after))
         return Created(Creation(outcome), job.id if outcome == Creation.CREATED else "")
 
+    def idempotent(self, idempotency_key: str) -> tuple[str, str] | None:
+        """The job an idempotency key names and the digest of the request it was first sent with (a read:
+        create() checks the key again, atomically); None when the key is unused or has expired."""
+        found = self.client.get(idempotency_key)
+        job_id, _, digest = (found or "").partition(" ")
+        return (job_id, digest) if job_id and digest else None
+
     def delete(self, job: Job, idempotency_key: str | None = None) -> None:
         """Remove a job whose message could not be sent (its idempotency key, its document, what it held of
         its client's storage), so nothing is half-written."""

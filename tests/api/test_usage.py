@@ -98,3 +98,24 @@ def test_characters_are_counted_per_key_and_refused_past_the_daily_limit(api):
 
 def test_usage_needs_a_key_when_keys_are_on(api):
     assert requests.get(api.url + "/v1/usage", timeout=10).status_code == 401
+
+
+def test_an_idempotent_retry_near_the_limit_gets_its_job_without_a_charge(api):
+    """The hostile-client trial: a retry with the job's Idempotency-Key, near the limit, got 429 instead of the
+    job it names (the charge came before the key was looked up)."""
+    headers = {"Authorization": f"Bearer {KEYS[0]}", "Idempotency-Key": "order-42"}
+    body = {"text": "一二三四五六七八九十一二三四五六七。"}  # 18 characters of 20
+    first = requests.post(api.url + "/v1/jobs", json=body, headers=headers, timeout=10)
+    assert first.status_code == 202, first.text
+    for _ in range(3):
+        again = requests.post(api.url + "/v1/jobs", json=body, headers=headers, timeout=10)
+        assert again.status_code == 202, again.text
+        assert again.json()["id"] == first.json()["id"]
+    other = requests.post(api.url + "/v1/jobs", json={"text": "另一个。"}, headers=headers, timeout=10)
+    assert other.status_code == 422 and other.json()["error"]["code"] == "idempotency_mismatch", other.text
+    today = usage(api, KEYS[0])["day"]["current"]
+    assert (today["characters"], today["jobs"]) == (18, 1)
+    refused = requests.post(
+        api.url + "/v1/jobs", json={"text": "一二三。"}, headers={**headers, "Idempotency-Key": "new"}
+    )
+    assert refused.status_code == 429 and refused.json()["error"]["code"] == "quota_exceeded"

@@ -85,3 +85,44 @@ def test_overrides_are_checked_when_settings_are_read():
     }
     with pytest.raises(ValueError, match="TRANSQ_QUOTA_OVERRIDES"):
         Settings.from_env({"TRANSQ_QUOTA_OVERRIDES": "key:a=10"})
+
+
+def parsing_job(redis_client, name: str) -> str:
+    key = KEYS.job(name)
+    redis_client.hset(key, "status", "parsing")
+    return key
+
+
+def test_a_document_is_settled_to_what_its_stage_parsed_once(redis_client):
+    """Issue 31: a .docx was charged its bytes; the document stage settles its charge to the characters it
+    parsed (a .docx is charged nothing at upload, a text document its file's characters), once per job."""
+    book = quota(redis_client, quota_chars_per_day=100)
+    assert book.charge("key:a", 0, 0, NOON) is None  # a .docx's upload: one job, no characters yet
+    job = parsing_job(redis_client, "docx")
+    assert book.settle("key:a", job, 60, 10, deposit=0, at=NOON) is None
+    assert book.settle("key:a", job, 60, 10, deposit=0, at=NOON) is None  # a retried parse: charged once
+    day, _ = book.usage("key:a", NOON)["day"]
+    assert (day.characters, day.cached_characters, day.jobs) == (60, 10, 1)
+    assert book.charge("key:a", 30, 0, NOON) is None  # an HTML page of 30 characters, 20 of them markup
+    assert book.settle("key:a", parsing_job(redis_client, "html"), 10, 0, deposit=30, at=NOON) is None
+    day, _ = book.usage("key:a", NOON)["day"]
+    assert (day.characters, day.jobs) == (70, 2)
+    assert book.totals() == {"key:a": (70, 10)}
+
+
+def test_a_document_over_the_limit_is_refused_and_its_upload_refunded_once(redis_client):
+    book = quota(redis_client, quota_chars_per_day=100)
+    assert book.charge("key:a", 50, 0, NOON) is None
+    assert book.charge("key:a", 20, 0, NOON) is None  # a text document's upload
+    job = parsing_job(redis_client, "over")
+    for _ in range(2):  # the same answer again, nothing refunded twice
+        refused = book.settle("key:a", job, 60, 0, deposit=20, at=NOON)
+        assert refused is not None and (refused.period, refused.limit, refused.used) == ("day", 100, 50)
+        day, _ = book.usage("key:a", NOON)["day"]
+        assert (day.characters, day.jobs) == (50, 1)
+    assert book.charge("key:a", 0, 0, NOON) is None  # a .docx's upload
+    refused = book.settle("key:a", parsing_job(redis_client, "docx"), 51, 0, deposit=0, at=NOON)
+    assert refused is not None and refused.used == 50 and "51 characters" in refused.message("its 51 characters")
+    assert book.usage("key:a", NOON)["day"][0].jobs == 1
+    assert book.settle("key:a", KEYS.job("gone"), 60, 0, deposit=0, at=NOON) is None  # nothing to settle
+    assert book.usage("key:a", NOON)["day"][0].characters == 50 and not redis_client.exists(KEYS.job("gone"))

@@ -20,7 +20,7 @@ from shared.store.job_status import JobStatus
 from shared.store.sentence_cache import normalise
 from shared.text.glossary import Glossary
 from shared.text.splitter import spans_of, split_texts
-from worker.documents import formats
+from worker.documents import formats, stage_quota
 from worker.documents.formats import DocumentLimits, Prepared, prepare
 
 log = logging.getLogger(__name__)
@@ -73,6 +73,7 @@ def _parsed(services: Services, job: Job, prepared: list[Prepared], layout: dict
     known = namespace is not None or not keys  # (a document of no sentences is rendered at once)
     cached = services.cache.answer(namespace or "", keys, glossary, job.want_scores) if known else None
     hits = cached.hits if cached else 0
+    stage_quota.settle(services, job, layout, total, sentences, cached)  # or fails it `quota_exceeded`
     job.texts, job.spans = units, [spans_of(unit, segs) for unit, segs in zip(units, segments)]
     job.sentences_total, job.sentences_done, job.cached_sentences = len(sentences), hits, hits
     job.document = dataclasses.replace(job.document, layout=json.dumps(layout, ensure_ascii=False))
