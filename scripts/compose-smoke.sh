@@ -25,10 +25,12 @@ export REDIS_PASSWORD=${REDIS_PASSWORD:-smoke-$(od -An -N12 -tx1 /dev/urandom | 
 export REDIS_PORT=${REDIS_PORT:-16379} CACHE_PORT=${CACHE_PORT:-16380} API_PORT=${API_PORT:-18080}
 export WORKER_MEMORY=${WORKER_MEMORY:-1g} WORKER_CPUS=${WORKER_CPUS:-1}
 unset WORKER_REPLICAS  # the compose file's default (2) is what a plain `up -d` must give
-# Callbacks on, to a receiver this script runs on the host's loopback (the stack uses host networking).
+# Callbacks on, to a receiver this script runs on the host's loopback (the stack uses host networking):
+# plain http and a loopback address allowed for that receiver's host:port only, not for the host's other
+# ports (Redis's among them).
 export CALLBACK_PORT=${CALLBACK_PORT:-18090}
 export TRANSQ_CALLBACK_SECRET=${TRANSQ_CALLBACK_SECRET:-smoke-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')}
-export TRANSQ_CALLBACK_ALLOW_HTTP_HOSTS=127.0.0.1 TRANSQ_CALLBACK_ALLOW_PRIVATE_HOSTS=127.0.0.1
+export TRANSQ_CALLBACK_ALLOW_HTTP_HOSTS=127.0.0.1:$CALLBACK_PORT TRANSQ_CALLBACK_ALLOW_PRIVATE_HOSTS=127.0.0.1:$CALLBACK_PORT
 if [ -z "${COMPOSE:-}" ]; then
   if docker compose version >/dev/null 2>&1; then COMPOSE="docker compose"; else COMPOSE="docker-compose"; fi
 fi
@@ -150,21 +152,29 @@ done
 
 step "the callback deliverer posts a finished job's view, signed, to its callback_url"
 cat >"$smoke_tmp/receiver.py" <<'PY'
-import http.server, json, sys
+import hashlib, hmac, http.server, json, os, sys, time
+SECRET, URL = os.environ["TRANSQ_CALLBACK_SECRET"].encode(), sys.argv[3]
+def verify(headers, body, my_url, my_key_id=""):  # docs/api.md's check; no API keys here: no owner
+    timestamp = headers.get("X-Transq-Timestamp", "")
+    signed = f"{timestamp}\n{my_key_id}\n{my_url}\n".encode() + body
+    expected = "sha256=" + hmac.new(SECRET, signed, hashlib.sha256).hexdigest()
+    fresh = timestamp.isdigit() and abs(time.time() - int(timestamp)) <= 300
+    return fresh and hmac.compare_digest(expected, headers.get("X-Transq-Signature", ""))
 class Receiver(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
         with open(sys.argv[2], "a") as out:
-            out.write(json.dumps({"signature": self.headers.get("X-Transq-Signature", ""), "body": body.decode()}) + "\n")
+            out.write(json.dumps({"verified": verify(self.headers, body, URL), "body": body.decode()}) + "\n")
         self.send_response(204)
         self.end_headers()
     def log_message(self, *args):
         pass
 http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Receiver).serve_forever()
 PY
-python3 "$smoke_tmp/receiver.py" "$CALLBACK_PORT" "$smoke_tmp/callbacks.jsonl" &
+callback_url="http://127.0.0.1:$CALLBACK_PORT/done"
+python3 "$smoke_tmp/receiver.py" "$CALLBACK_PORT" "$smoke_tmp/callbacks.jsonl" "$callback_url" &
 receiver_pid=$!
-id=$(post_job "{\"text\": \"回调测试。\", \"callback_url\": \"http://127.0.0.1:$CALLBACK_PORT/done\"}")
+id=$(post_job "{\"text\": \"回调测试。\", \"callback_url\": \"$callback_url\"}")
 [ "$(wait_final "$id" 120)" = succeeded ] || fail "the callback job $id did not succeed"
 deadline=$((SECONDS + 60))
 until has "$(cat "$smoke_tmp/callbacks.jsonl" 2>/dev/null || true)" "$id"; do
@@ -172,8 +182,13 @@ until has "$(cat "$smoke_tmp/callbacks.jsonl" 2>/dev/null || true)" "$id"; do
   sleep 1
 done
 delivery=$(grep -e "$id" "$smoke_tmp/callbacks.jsonl" | head -1)
-has "$delivery" '"signature": "sha256=' || fail "the callback for job $id was not signed: $delivery"
-echo "callback for job $id delivered, signed: $(job_field "$id" 'j["callback"]["state"]')"
+has "$delivery" '"verified": true' || fail "the callback for job $id does not verify (secret, URL, owner): $delivery"
+echo "callback for job $id delivered, its signature verified: $(job_field "$id" 'j["callback"]["state"]')"
+redis_url="http://127.0.0.1:$REDIS_PORT/"
+refused=$(curl -sS -X POST "$API/v1/jobs" -H 'Content-Type: application/json' \
+  -d "{\"text\": \"回调测试。\", \"callback_url\": \"$redis_url\"}")
+has "$refused" 'is not one' || fail "a callback_url to the broker's port of the allowed host was not refused: $refused"
+echo "a callback_url to 127.0.0.1:$REDIS_PORT (the broker) refused: the allow list names 127.0.0.1:$CALLBACK_PORT only"
 
 step "both Redis servers require REDIS_PASSWORD"
 for svc_port in "redis $REDIS_PORT" "cache $CACHE_PORT"; do

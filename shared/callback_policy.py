@@ -1,10 +1,12 @@
 """Where a completion callback may go (SSRF policy), checked at submission and again at delivery.
 
-A `callback_url` is `https` (plain `http` only to a host TRANSQ_CALLBACK_ALLOW_HTTP_HOSTS names), carries no
-user or password, and its host resolves only to public addresses: none loopback, private, link-local,
-multicast, reserved, unspecified or otherwise not global (IPv4 and IPv6, IPv4 inside IPv6 too), unless
-TRANSQ_CALLBACK_ALLOW_PRIVATE_HOSTS names the host. The deliverer connects to the very addresses it checked
-(a name cannot resolve to another address between the check and the connection) and follows no redirect.
+A `callback_url` is `https` (plain `http` only to a host and port TRANSQ_CALLBACK_ALLOW_HTTP_HOSTS names),
+carries no user or password, and its host resolves only to public addresses: none loopback, private,
+link-local, multicast, reserved, unspecified or otherwise not global (IPv4 and IPv6, IPv4 inside IPv6 too),
+unless TRANSQ_CALLBACK_ALLOW_PRIVATE_HOSTS names the host with the URL's port (shared.callback_hosts: a bare
+host is its scheme's default port only, so allowing a private receiver allows no other port of its host).
+The deliverer connects to the very addresses it checked (a name cannot resolve to another address between
+the check and the connection) and follows no redirect.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from typing import Callable
 from urllib.parse import urlsplit
 
+from shared.callback_hosts import DEFAULT_PORTS, parse_host_list
 from shared.settings import Settings
 
 MAX_URL_CHARS = 2048
@@ -73,22 +76,24 @@ def check_callback_url(url: object, settings: Settings, resolver: Resolver = res
         raise CallbackRefused("callback_url must not carry a user or password")
     if any(c.isspace() or ord(c) < 32 for c in url):
         raise CallbackRefused("callback_url must not contain spaces or control characters")
-    if parts.scheme == "http" and not _named(host, settings.callback_allow_http_hosts):
+    port = port or DEFAULT_PORTS[parts.scheme]
+    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    if parts.scheme == "http" and not _allowed(settings.callback_allow_http_hosts, "HTTP", parts.scheme, host, port):
         raise CallbackRefused(
-            f"callback_url must use https (plain http only to hosts in TRANSQ_CALLBACK_ALLOW_HTTP_HOSTS; {host!r} "
-            "is not one)"
+            "callback_url must use https (plain http only to the host:port pairs TRANSQ_CALLBACK_ALLOW_HTTP_HOSTS "
+            f"names; {where} is not one)"
         )
-    port = port or (443 if parts.scheme == "https" else 80)
     addresses = resolver(host, port)
     if not addresses:
         raise CallbackRefused(f"callback_url's host {host!r} does not resolve", permanent=False)
-    if not _named(host, settings.callback_allow_private_hosts):
+    if not _allowed(settings.callback_allow_private_hosts, "PRIVATE", parts.scheme, host, port):
         for address in addresses:
             reason = non_public(address)
             if reason:
                 raise CallbackRefused(
                     f"callback_url's host {host!r} resolves to {address}, not a public address ({reason}); callbacks go to "
-                    "public addresses only (TRANSQ_CALLBACK_ALLOW_PRIVATE_HOSTS)"
+                    "public addresses only, or to the host:port pairs TRANSQ_CALLBACK_ALLOW_PRIVATE_HOSTS names "
+                    f"({where} is not one)"
                 )
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     return CallbackTarget(url, parts.scheme, host, port, path, tuple(addresses))
@@ -116,7 +121,6 @@ def non_public(address: str) -> str:
     return ""
 
 
-def _named(host: str, allowed: str) -> bool:
-    """Whether a comma-separated host list (`*`: any) names `host` (case-insensitive; IPv6 without brackets)."""
-    names = {name.strip().lower().strip("[]").rstrip(".") for name in allowed.split(",") if name.strip()}
-    return "*" in names or host.lower() in names
+def _allowed(allowed: str, which: str, scheme: str, host: str, port: int) -> bool:
+    """Whether the allow list TRANSQ_CALLBACK_ALLOW_<which>_HOSTS (`allowed`) names the host with this port."""
+    return parse_host_list(allowed, f"TRANSQ_CALLBACK_ALLOW_{which}_HOSTS").allows(scheme, host, port)

@@ -7,6 +7,8 @@ import re
 import unicodedata
 from typing import TYPE_CHECKING
 
+from shared.callback_hosts import parse_host_list
+
 if TYPE_CHECKING:
     from shared.settings import Settings
 
@@ -70,10 +72,15 @@ def check(settings: Settings) -> None:
         "callback_timeout",
         "callback_retry_seconds",
         "callback_concurrency",
+        "callback_per_receiver",
+        "callback_per_owner",
     )
     for name in positive:
         if getattr(settings, name) <= 0:
             raise ValueError(f"TRANSQ_{name.upper()}={getattr(settings, name)!r}: must be above 0")
+    for which in ("http", "private"):
+        name = f"callback_allow_{which}_hosts"
+        parse_host_list(getattr(settings, name), f"TRANSQ_{name.upper()}={getattr(settings, name)!r}")
     if 0 < len(settings.callback_secret) < 16:
         raise ValueError("TRANSQ_CALLBACK_SECRET: at least 16 characters (or empty: callbacks off)")
     if settings.connections_per_client < 0:

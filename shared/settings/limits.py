@@ -134,18 +134,35 @@ class LimitSettings:
     callback_deadline: int = setting(
         3600, "Seconds after a job is final during which its callback is retried; then it is `failed`."
     )
-    callback_timeout: float = setting(10.0, "Seconds a callback receiver may take to connect, and again to answer.")
+    callback_timeout: float = setting(
+        10.0,
+        "Seconds one callback attempt may take in all: resolving the host, connecting, TLS, sending, and the "
+        "receiver's status and headers (however slowly they trickle); then it is cut and retried.",
+    )
     callback_retry_seconds: float = setting(
         2.0, "Wait before a failed callback's first retry; it doubles each retry, up to 10 minutes."
     )
-    callback_concurrency: int = setting(4, "Callbacks one deliverer sends at once.")
+    callback_concurrency: int = setting(16, "Callbacks one deliverer sends at once (threads waiting on sockets).")
+    callback_per_receiver: int = setting(
+        2,
+        "Callbacks one deliverer sends at once to one receiver (the URL's host and port); its other due "
+        "callbacks wait in the outbox, leaving the senders to other receivers.",
+    )
+    callback_per_owner: int = setting(
+        4,
+        "Callbacks one deliverer sends at once for one API key's jobs (no limit when API keys are off); its other "
+        "due callbacks wait in the outbox, leaving the senders to other keys.",
+    )
     callback_allow_http_hosts: str = setting(
-        "", "Comma-separated hosts a `callback_url` may name with plain `http` (`*`: any); others need `https`."
+        "",
+        "Comma-separated `host:port` pairs a `callback_url` may name with plain `http` (a bare host: port 80 only; "
+        "`*`: any); others need `https`.",
     )
     callback_allow_private_hosts: str = setting(
         "",
-        "Comma-separated hosts a `callback_url` may name although they resolve to loopback, private, link-local or "
-        "other non-public addresses (`*`: any); others are refused (SSRF).",
+        "Comma-separated `host:port` pairs (`[v6]:port`) a `callback_url` may name although the host resolves to "
+        "loopback, private, link-local or other non-public addresses (a bare host: its scheme's default port only, "
+        "never every port; `*`: any host and port); others are refused (SSRF).",
     )
 
     # API behaviour

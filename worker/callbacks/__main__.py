@@ -22,7 +22,12 @@ def main() -> int:
     if not settings.callback_secret:
         log.warning("callbacks are off: TRANSQ_CALLBACK_SECRET is not set (a callback_url gets 422)")
     log.info(
-        "callback deliverer ready (%d at once, deadline %ds)", settings.callback_concurrency, settings.callback_deadline
+        "callback deliverer ready (%d at once, %d per receiver, %d per key, each attempt within %gs, deadline %ds)",
+        settings.callback_concurrency,
+        settings.callback_per_receiver,
+        settings.callback_per_owner,
+        settings.callback_timeout,
+        settings.callback_deadline,
     )
     deliverer.run()
     log.info("callback deliverer stopped")

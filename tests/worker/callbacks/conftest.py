@@ -7,6 +7,7 @@ import re
 import ssl
 import threading
 import time
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -32,6 +33,7 @@ class Received:
     headers: dict[str, str]
     body: bytes
     path: str
+    at: float = field(default_factory=time.monotonic)
 
 
 @dataclass
@@ -57,8 +59,15 @@ def receiver() -> Iterator[Receiver]:
     yield from _serve(None)
 
 
-def _serve(tls: ssl.SSLContext | None) -> Iterator[Receiver]:
-    """A receiver on 127.0.0.1 (over TLS with `tls`)."""
+@pytest.fixture
+def make_receiver() -> Iterator[Callable[..., Receiver]]:
+    """More receivers: make_receiver(host="127.0.0.1")."""
+    with ExitStack() as stack:
+        yield lambda host="127.0.0.1": stack.enter_context(contextmanager(_serve)(None, host))
+
+
+def _serve(tls: ssl.SSLContext | None, host: str = "127.0.0.1") -> Iterator[Receiver]:
+    """A receiver on `host`, a loopback address (over TLS with `tls`)."""
     state: list[Receiver] = []
 
     class Handler(BaseHTTPRequestHandler):
@@ -82,12 +91,12 @@ def _serve(tls: ssl.SSLContext | None) -> Iterator[Receiver]:
         def log_message(self, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = ThreadingHTTPServer((host, 0), Handler)
     server.daemon_threads = True
     if tls is not None:
         server.socket = tls.wrap_socket(server.socket, server_side=True)
     scheme = "https" if tls else "http"
-    state.append(Receiver(f"{scheme}://127.0.0.1:{server.server_address[1]}/hooks/transq?from=test"))
+    state.append(Receiver(f"{scheme}://{host}:{server.server_address[1]}/hooks/transq?from=test"))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield state[0]
@@ -106,13 +115,19 @@ def tls_receiver(tmp_path: Path) -> Iterator[tuple[Receiver, str]]:
         yield found, files.ca
 
 
-def callback_settings(redis_url: str, **overrides: object) -> Settings:
-    """Loopback receivers allowed (the test's setting), fast retries."""
+def where(url: str) -> str:
+    """The `host:port` of a receiver's URL, as the allow lists name it."""
+    return url.split("/")[2]
+
+
+def callback_settings(redis_url: str, allow: str = "", **overrides: object) -> Settings:
+    """The receivers `allow` names (`host:port`, comma-separated) allowed plain http and loopback (the
+    test's setting), fast retries."""
     values: dict[str, object] = dict(
         redis_url=redis_url,
         callback_secret=SECRET,
-        callback_allow_http_hosts="127.0.0.1",
-        callback_allow_private_hosts="127.0.0.1",
+        callback_allow_http_hosts=allow,
+        callback_allow_private_hosts=allow,
         callback_timeout=1.0,
         callback_retry_seconds=0.2,
         callback_deadline=60,
@@ -122,8 +137,9 @@ def callback_settings(redis_url: str, **overrides: object) -> Settings:
 
 
 @pytest.fixture
-def settings(redis_server) -> Settings:  # type: ignore[no-untyped-def]
-    return callback_settings(redis_server.url)
+def settings(redis_server, receiver: Receiver) -> Settings:  # type: ignore[no-untyped-def]
+    """The test's receiver allowed."""
+    return callback_settings(redis_server.url, where(receiver.url))
 
 
 @pytest.fixture
@@ -131,7 +147,7 @@ def store(redis_client, settings: Settings) -> JobStore:  # type: ignore[no-unty
     return JobStore(redis_client, Keys(settings.key_prefix), settings.job_ttl, settings.result_ttl)
 
 
-def queued_job(callback_url: str = "", status: str = "queued") -> Job:
+def queued_job(callback_url: str = "", status: str = "queued", owner: str = "") -> Job:
     return Job(
         id=new_job_id(),
         status=status,  # type: ignore[arg-type]
@@ -141,6 +157,7 @@ def queued_job(callback_url: str = "", status: str = "queued") -> Job:
         sentences_total=1,
         route=ROUTE,
         callback_url=callback_url,
+        owner=owner,
     )
 
 
@@ -149,9 +166,10 @@ def claims_of(store: JobStore) -> JobClaims:
     return JobClaims(store.client, store.keys, store.job_ttl, store.result_ttl)
 
 
-def finished_job(store: JobStore, callback_url: str, outcome: str = "succeed") -> Job:
-    """A job created and made final through the real store: claimed, then succeeded or failed."""
-    job = queued_job(callback_url)
+def finished_job(store: JobStore, callback_url: str, outcome: str = "succeed", owner: str = "") -> Job:
+    """A job (of API key id `owner`) created and made final through the real store: claimed, then succeeded
+    or failed."""
+    job = queued_job(callback_url, owner=owner)
     store.create(job)
     claim = claims_of(store).claim(job.id, ROUTE, "worker-1", lease_seconds=5, max_deliveries=3)
     if outcome == "succeed":

@@ -4,6 +4,8 @@ link-local, multicast, reserved or unspecified address (IPv4 and IPv6, IPv4-mapp
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import pytest
 
 from shared.callback_policy import CallbackRefused, check_callback_url, non_public
@@ -41,13 +43,20 @@ def test_non_public_addresses_are_refused_unless_allowed(url, kind):
         check_callback_url(url, STRICT)
     assert refused.value.permanent and str(refused.value).startswith("callback_url")
     assert f"not a public address ({kind})" in str(refused.value)
-    host = url.split("//")[1].split("/")[0].rsplit(":", 1)[0] if "[" not in url else url.split("[")[1].split("]")[0]
-    allowed = Settings(callback_secret=SECRET, callback_allow_http_hosts="*", callback_allow_private_hosts=host)
+    parts = urlsplit(url)
+    host, port = parts.hostname, parts.port or 80
+    pair = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    allowed = Settings(callback_secret=SECRET, callback_allow_http_hosts="*", callback_allow_private_hosts=pair)
     assert check_callback_url(url, allowed).addresses
+    another_port = Settings(
+        callback_secret=SECRET, callback_allow_http_hosts="*", callback_allow_private_hosts=pair[:-1] + "1"
+    )
+    with pytest.raises(CallbackRefused, match=f"not a public address \\({kind}\\)"):
+        check_callback_url(url, another_port)
 
 
-def test_https_only_unless_the_host_is_allowed_plain_http():
-    settings = Settings(callback_secret=SECRET, callback_allow_http_hosts="hooks.internal")
+def test_https_only_unless_the_host_and_port_are_allowed_plain_http():
+    settings = Settings(callback_secret=SECRET, callback_allow_http_hosts="hooks.internal:81,plain.internal")
     target = check_callback_url("https://hooks.example.com/a?b=1", settings, resolver=lambda h, p: PUBLIC)
     assert (target.host, target.port, target.path, target.addresses) == (
         "hooks.example.com",
@@ -58,6 +67,10 @@ def test_https_only_unless_the_host_is_allowed_plain_http():
     with pytest.raises(CallbackRefused, match="must use https"):
         check_callback_url("http://hooks.example.com/a", settings, resolver=lambda h, p: PUBLIC)
     assert check_callback_url("http://hooks.internal:81/", settings, resolver=lambda h, p: PUBLIC).port == 81
+    assert check_callback_url("http://plain.internal/", settings, resolver=lambda h, p: PUBLIC).port == 80
+    for other in ("http://hooks.internal/", "http://hooks.internal:82/", "http://plain.internal:8080/"):
+        with pytest.raises(CallbackRefused, match="is not one"):
+            check_callback_url(other, settings, resolver=lambda h, p: PUBLIC)
 
 
 @pytest.mark.parametrize(

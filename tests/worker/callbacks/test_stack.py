@@ -8,12 +8,12 @@ import json
 
 import requests
 
-from tests.worker.callbacks.conftest import SECRET, callback_settings, documented_verify, wait_until
+from tests.worker.callbacks.conftest import SECRET, callback_settings, documented_verify, wait_until, where
 
 
 def test_a_job_submitted_to_the_api_and_translated_by_a_worker_calls_back(make_stack, receiver, start_deliverer):
-    s = make_stack(worker=False, **_callback_overrides())
-    start_deliverer(callback_settings(s.redis.url))
+    s = make_stack(worker=False, **_callback_overrides(receiver.url))
+    start_deliverer(callback_settings(s.redis.url, where(receiver.url)))
     body = {"texts": ["今天天气很好。", "第二段。"], "callback_url": receiver.url}
     response = requests.post(s.api.url + "/v1/jobs", json=body, timeout=10)
     assert response.status_code == 202, response.text
@@ -31,7 +31,7 @@ def test_a_job_submitted_to_the_api_and_translated_by_a_worker_calls_back(make_s
     assert final["status"] == "succeeded"
     view = json.loads(got.body)
     assert view["id"] == job["id"] and view["result"] == final["result"]
-    assert documented_verify()(SECRET.encode(), got.headers, got.body)
+    assert documented_verify()(SECRET.encode(), got.headers, got.body, receiver.url, "")  # API keys off: no owner
     record = wait_until(
         lambda: (
             (r := s.r.hgetall(f"{s.settings.key_prefix}job:{job['id']}")).get("callback_state") == "delivered" and r
@@ -47,8 +47,8 @@ def test_a_job_submitted_to_the_api_and_translated_by_a_worker_calls_back(make_s
     assert refused.status_code == 422 and refused.json()["error"]["message"].startswith("callback_url")
 
 
-def _callback_overrides() -> dict[str, object]:
+def _callback_overrides(receiver_url: str) -> dict[str, object]:
     """The stack's settings for callbacks: the API and the deliverer agree on secret and policy."""
     fields = ("callback_secret", "callback_allow_http_hosts", "callback_allow_private_hosts")
-    settings = callback_settings("redis://unused")
+    settings = callback_settings("redis://unused", where(receiver_url))
     return {name: getattr(settings, name) for name in fields}
