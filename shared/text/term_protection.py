@@ -8,6 +8,10 @@ and `⟦1⟧` hold characters its vocabulary lacks). A real model may drop, repe
 each one must come back exactly once or the sentence takes the second way: the pieces between the terms
 are translated on their own and joined with the target terms (constrained insertion). A sentence that
 already holds `__n__` text keeps it: its placeholders are numbered above it.
+
+TermProtection takes one sentence through these two stages a model call at a time, so a worker's pass batches
+its model inputs with every other sentence's (worker.translation.round.batch_plan); translate_with_glossary is
+the same for a caller with a batch function.
 """
 
 from __future__ import annotations
@@ -77,39 +81,73 @@ def restore(translation: str, slots: Sequence[Slot]) -> str | None:
 def translate_with_glossary(translate_batch: TranslateBatch, sentences: Sequence[str], glossary: Glossary) -> list[str]:
     """Each sentence translated with the glossary's terms in it verbatim: placeholders where they come back
     intact, constrained insertion where not. At most two calls of `translate_batch` (list[str] -> list[str],
-    the engine's batch call); a sentence no term matches is translated as it is."""
-    unique = list(dict.fromkeys(sentences))
-    protected = [protect(glossary, sentence) for sentence in unique]
-    ask = [i for i, (text, slots) in enumerate(protected) if not slots or _has_words(_PLACEHOLDER.sub("", text))]
-    outputs = dict(zip(ask, translate_batch([protected[i][0] for i in ask]) if ask else []))
-    done: dict[str, str] = {}
-    for i, (text, slots) in enumerate(protected):
-        restored = restore(outputs.get(i, text), slots)
-        if restored is not None:
-            done[unique[i]] = restored
-    failed = [sentence for sentence in unique if sentence not in done]
-    if failed:
-        done.update(insert_terms(translate_batch, failed, glossary))
-    return [done[sentence] for sentence in sentences]
+    the engine's batch call), each text once; a sentence no term matches is translated as it is."""
+    states = {sentence: TermProtection(glossary, sentence) for sentence in dict.fromkeys(sentences)}
+    while waiting := [state for state in states.values() if state.translation is None]:
+        texts = list(dict.fromkeys(text for state in waiting for text in state.inputs))
+        translated = dict(zip(texts, translate_batch(texts)))
+        for state in waiting:
+            state.take([translated[text] for text in state.inputs])
+    return [str(states[sentence].translation) for sentence in sentences]
+
+
+class TermProtection:
+    """One sentence on its way through the model with a glossary's terms, a stage at a time, for a caller that
+    batches many sentences' model inputs with others (a worker's pass: worker.translation.round.batch_plan).
+    `inputs` are the texts the model must translate now; `take` gets their translations, after which
+    `translation` is set, or `inputs` holds the second stage's: the pieces between the terms, when a placeholder
+    did not come back. A stage with nothing to translate is passed at once (a sentence of terms only needs no
+    model), so `inputs` is empty only once `translation` is set."""
+
+    def __init__(self, glossary: Glossary, sentence: str):
+        self.glossary, self.sentence = glossary, sentence
+        self.text, self.slots = protect(glossary, sentence)
+        self.translation: str | None = None
+        self.parts: list[tuple[bool, str]] | None = None  # constrained insertion's, once a placeholder was lost
+        words = not self.slots or _has_words(_PLACEHOLDER.sub("", self.text))
+        self.inputs: list[str] = [self.text] if words else []
+        if not self.inputs:
+            self.take([])
+
+    def take(self, outputs: Sequence[str]) -> None:
+        """The model's translation of each of `inputs`, in order."""
+        if self.translation is not None or len(outputs) != len(self.inputs):
+            raise ValueError(f"{len(outputs)} translations for {len(self.inputs)} inputs of a sentence")
+        if self.parts is None:  # the placeholders' stage
+            restored = restore(outputs[0] if outputs else self.text, self.slots)
+            if restored is not None:
+                self.translation, self.inputs = restored, []
+                return
+            self.parts = insertion_parts(self.glossary, self.sentence)
+            self.inputs = list(dict.fromkeys(text for piece, text in self.parts if piece))
+            if self.inputs:
+                return
+        translated = dict(zip(self.inputs, outputs))
+        self.translation = join_parts([translated[text] if piece else text for piece, text in self.parts])
+        self.inputs = []
 
 
 def insert_terms(translate_batch: TranslateBatch, sentences: Sequence[str], glossary: Glossary) -> dict[str, str]:
     """Constrained insertion: the pieces between the terms translated on their own (one batch call for all),
-    joined with the target terms. A piece with no letters or digits (punctuation, spaces) is kept as it is."""
-    plans: list[list[tuple[bool, str]]] = []  # per sentence: (is a piece to translate, text)
-    for sentence in sentences:
-        parts, at = [], 0
-        for match in glossary.matches(sentence):
-            parts += [(True, sentence[at : match.start].strip()), (False, match.target)]
-            at = match.end
-        parts.append((True, sentence[at:].strip()))
-        plans.append([(piece and _has_words(text), text) for piece, text in parts if text])
+    joined with the target terms."""
+    plans = [insertion_parts(glossary, sentence) for sentence in sentences]
     pieces = list(dict.fromkeys(text for parts in plans for piece, text in parts if piece))
     translated = dict(zip(pieces, translate_batch(pieces) if pieces else []))
     return {
         sentence: join_parts([translated[text] if piece else text for piece, text in parts])
         for sentence, parts in zip(sentences, plans)
     }
+
+
+def insertion_parts(glossary: Glossary, sentence: str) -> list[tuple[bool, str]]:
+    """The sentence as constrained insertion takes it: (to translate, text) for each piece between the terms,
+    and (False, target) for each term. A piece with no letters or digits (punctuation, spaces) is kept as it is."""
+    parts, at = [], 0
+    for match in glossary.matches(sentence):
+        parts += [(True, sentence[at : match.start].strip()), (False, match.target)]
+        at = match.end
+    parts.append((True, sentence[at:].strip()))
+    return [(piece and _has_words(text), text) for piece, text in parts if text]
 
 
 def join_parts(parts: Sequence[str]) -> str:

@@ -146,6 +146,8 @@ class TranslationEngine:
 
     def token_ids(self, sentences: Sequence[str]) -> list[list[int]]:
         """Source token ids of each sentence, without the end-of-sentence token."""
+        if not sentences:  # the tokenizer raises on an empty list
+            return []
         # split_special_tokens: text that spells a special token ("</s>", "<pad>") is text, not an end of input
         encoded = self.tokenizer(list(sentences), add_special_tokens=False, split_special_tokens=True)["input_ids"]
         return [list(ids) for ids in encoded]
@@ -206,6 +208,8 @@ class TranslationEngine:
         is asked before each decoding step (by our decoding loop; generate() runs to the end); when it
         answers True, BatchInterrupted is raised and nothing of the batch is returned. A `scores` list
         receives each sentence's confidence (worker.translation.model.confidence)."""
+        if not batch:
+            return []
         input_ids, attention = self.batch_inputs(batch)
         new_tokens = max_new_tokens or self.max_new_tokens
         min_new_tokens = self.min_new_tokens if not max_new_tokens else 0

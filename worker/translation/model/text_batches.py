@@ -1,6 +1,7 @@
 """Sentences in, translations out: the engine's batch call as one function of texts (list[str] -> list[str]),
-for what translates a few sentences outside a round's planned batches (a glossary's protected sentences and
-the pieces between its terms: shared.text.term_protection.translate_with_glossary)."""
+for benchmarks and tests that call it outside a round's planned batches (e.g. with
+shared.text.term_protection.translate_with_glossary; a worker's pass batches a glossary's sentences with the
+others: worker.translation.round.batch_plan)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""Running a round's model batches (a pass): plan them (worker.translation.round.batch_plan), stop between them
-when the round's slice is over (worker.translation.round.pass_ends), fit each to free memory, decode it, and
-record what it finished (worker.translation.round.recording).
+"""Running a round's model batches (a pass): plan them (worker.translation.round.batch_plan: a glossary's
+sentences among them), stop between them when the round's slice is over (worker.translation.round.pass_ends;
+not before a follow-up batch, which finishes the glossary sentences the batch before began), fit each to free
+memory, decode it, and record what it finished (worker.translation.round.recording).
 
 Fitting a batch to the memory free now (cgroup or host, less TRANSQ_MEMORY_HEADROOM_MB): it runs in parts that
 fit; a piece that fits in no part fails its jobs with `resource_exhausted`."""
@@ -20,7 +21,6 @@ from worker.translation.liveness.broker_health import RetryingStore
 from worker.translation.model.batching import BatchInterrupted, fit_to_memory
 from worker.translation.round.batch_plan import BatchPlan
 from worker.translation.round.claims import Claims
-from worker.translation.round.glossary_pass import translate_glossary_sentences
 from worker.translation.round.job_outcomes import Outcomes, fail
 from worker.translation.round.job_work import JobWork
 from worker.translation.round.pass_ends import ArrivalWatch, PassEnd, is_small, slice_end
@@ -60,14 +60,18 @@ class PassRunner:
         fair_slice: int = 0,
         deadline: float | None = None,
     ) -> PassEnd:
-        """Translate the active jobs' untranslated sentences in batches, those holding sentences of the jobs in
-        `first` first, then shortest job first; with `regroup`, a small last batch stops for arriving jobs.
+        """Translate the active jobs' untranslated sentences in batches (a glossary's matched ones through term
+        protection, in the same batches: worker.translation.round.batch_plan), those holding sentences of the jobs
+        in `first` first, then shortest job first; with `regroup`, a small last batch stops for arriving jobs.
         Finished jobs leave `active`."""
-        translate_glossary_sentences(self.engine, self.cache, self.namespace, self.outcomes, active)
         plan = BatchPlan.make(self.engine, active, first)
+        self.record(plan, active, plan.ready, {})  # a glossary's sentences of terms only: no model needed
         run = 0
-        for number, batch in enumerate(plan.batches):
-            end = slice_end(self.claims, run, fair_slice, deadline)
+        while plan.batches:
+            batch, follow_up = plan.next_batch()
+            # A follow-up batch finishes sentences the last one began (a glossary's pieces between its terms): the
+            # slice does not end before it, or that work would be lost; a shutdown does.
+            end = slice_end(self.claims, run, 0 if follow_up else fair_slice, None if follow_up else deadline)
             if end is not None:
                 return end
             drop_stopped(self.store, active)
@@ -75,7 +79,7 @@ class PassRunner:
             if not batch:
                 continue
             parts = self.fit_to_memory(plan, batch, active)
-            last = number == len(plan.batches) - 1
+            last = not plan.batches and not follow_up  # (a follow-up is not stopped for arrivals either)
             watch_arrivals = regroup and last and len(parts) == 1 and is_small(len(parts[0]), plan.rows)
             scores = any(work.job.want_scores for work in active.values())
             try:
@@ -84,12 +88,15 @@ class PassRunner:
             except BatchInterrupted:
                 return PassEnd.REGROUP
             run += 1
-            finished, finished_scores = plan.finished(batch), plan.finished_scores(batch)
-            guard = self.settings.output_guard
-            record(
-                self.engine, guard, self.cache, self.namespace, self.outcomes, plan, active, finished, finished_scores
-            )
+            self.record(plan, active, *plan.finish(batch))
         return PassEnd.DONE
+
+    def record(
+        self, plan: BatchPlan, active: dict[str, JobWork], finished: dict[int, str], scores: dict[int, float]
+    ) -> None:
+        """Store what the plan's entries `finished` (worker.translation.round.recording)."""
+        guard = self.settings.output_guard
+        record(self.engine, guard, self.cache, self.namespace, self.outcomes, plan, active, finished, scores)
 
     def fit_to_memory(self, plan: BatchPlan, batch: list[int], active: dict[str, JobWork]) -> list[list[int]]:
         """The batch in parts that fit in free memory; the jobs of a piece too big for any leave `active`,

@@ -1,6 +1,7 @@
-"""After each batch: the finished sentences go to the sentence cache and to every active job that needs them
-(with the output guard's warnings), complete jobs are finished and the others' progress saved; and, before
-each batch, jobs no longer running (cancelled, failed by another path) leave the pass."""
+"""After each batch: the finished sentences go to the sentence cache (a glossary's under its own namespace) and
+to every active job that needs them (with the output guard's warnings), complete jobs are finished and the
+others' progress saved; and, before each batch, jobs no longer running (cancelled, failed by another path)
+leave the pass."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from shared.store.job_status import JobStatus
-from shared.store.sentence_cache import SentenceCache
+from shared.store.sentence_cache import SentenceCache, glossary_namespace
 from worker.translation.liveness.broker_health import RetryingStore
 from worker.translation.model.output_guard import guard
 from worker.translation.round.batch_plan import BatchPlan
@@ -29,27 +30,40 @@ def record(
     out: Outcomes,
     plan: BatchPlan,
     active: dict[str, JobWork],
-    finished: dict[str, str],
-    scores: dict[str, float],
+    finished: dict[int, str],
+    scores: dict[int, float],
 ) -> None:
-    """Cache new translations with their scores (under the model's `namespace`), record progress (with the
-    translations and scores, see JobStore.set_progress), finish complete jobs; with `output_guard`, degenerate
-    translations are made again first (worker.translation.model.output_guard)."""
+    """Cache the plan's newly translated entries (`finished`, entry index -> translation) with their scores
+    (under the model's `namespace`; a glossary's, under its own: shared.store.sentence_cache.glossary_namespace),
+    record progress (with the translations and scores, see JobStore.set_progress), finish complete jobs; with
+    `output_guard`, degenerate plain translations are made again first (worker.translation.model.output_guard)."""
     if not finished:
         return
-    warnings, still_bad = guard(engine, finished) if output_guard else ({}, set())
-    kept = {s: t for s, t in finished.items() if s not in still_bad}
-    cache.put_many(namespace, kept, {s: scores[s] for s in kept if s in scores and s not in warnings})
+    entries = plan.entries
+    plain = {entries[e].sentence: t for e, t in finished.items() if not entries[e].glossary}
+    warnings, still_bad = guard(engine, plain) if output_guard and plain else ({}, set())
+    kept = {s: t for s, t in plain.items() if s not in still_bad}
+    plain_scores = {entries[e].sentence: score for e, score in scores.items()}
+    cache.put_many(namespace, kept, {s: plain_scores[s] for s in kept if s in plain_scores and s not in warnings})
+    by_glossary: dict[str, dict[str, str]] = {}
+    for e, translation in finished.items():
+        if entries[e].glossary:
+            by_glossary.setdefault(entries[e].glossary, {})[entries[e].sentence] = translation
+    for digest, translations in by_glossary.items():
+        cache.put_many(glossary_namespace(namespace, digest), translations)
     out.stats.incr("sentences_translated", len(finished))
     out.stats.incr("degenerate_translations", len(warnings))
     touched = set()
-    for sentence, translation in finished.items():
-        for job_id, index in plan.places[sentence]:
+    for e, translation in finished.items():
+        entry = entries[e]
+        warning = None if entry.glossary else warnings.get(entry.sentence)
+        translation = translation if entry.glossary else plain[entry.sentence]  # the guard's, made again
+        for job_id, index in entry.places:
             if job_id in active:
                 active[job_id].translations[index] = translation
-                active[job_id].scores[index] = None if sentence in warnings else scores.get(sentence)
-                if sentence in warnings:
-                    active[job_id].warn(index, warnings[sentence])
+                active[job_id].scores[index] = None if warning else scores.get(e)
+                if warning:
+                    active[job_id].warn(index, warning)
                 touched.add(job_id)
     for job_id in touched:
         work = active[job_id]
