@@ -20,6 +20,19 @@ SCORE_PREFIX = "s"  # a partial hash's field of a sentence's score: s<index> (it
 
 
 @dataclass(frozen=True)
+class Claimant:
+    """Who claims a job and on what terms: its route and worker id, the lease it takes, the lost deliveries
+    after which a job fails `worker_lost`, and whether a lapsed lease counts as a lost delivery (not while the
+    claimant itself just saw the broker in trouble: the holder may be alive)."""
+
+    route: str
+    worker: str
+    lease_seconds: float
+    max_deliveries: int
+    lapse_is_loss: bool = True
+
+
+@dataclass(frozen=True)
 class Claim:
     """The outcome of trying to take a job: claimed, leased (someone else runs it), final, missing or lost;
     a claimed job's `fence`, which every later write of the claimant for it carries (job_scripts.FENCE)."""
@@ -58,17 +71,10 @@ class JobClaims:
         self._release = client.register_script(RELEASE)
         self._lapsed = client.register_script(LAPSED)
 
-    def claim(
-        self,
-        job_id: str,
-        route: str,
-        worker: str,
-        lease_seconds: float,
-        max_deliveries: int,
-        fresh_only: bool = False,
-        lapse_is_loss: bool = True,
-    ) -> Claim:
-        """Take a job (see claim_scripts.CLAIM): one whose workers died `max_deliveries` times fails as lost."""
+    def claim(self, job_id: str, claimant: Claimant, fresh_only: bool = False) -> Claim:
+        """Take a job for `claimant` (see claim_scripts.CLAIM), only one nobody took yet when `fresh_only`:
+        one whose workers died `max_deliveries` times fails as lost."""
+        route, worker, max_deliveries = claimant.route, claimant.worker, claimant.max_deliveries
         lost = f"the worker died {max_deliveries} times while running this job"
         error = JOB_HASH.encode_values(error={"code": ErrorCode.WORKER_LOST.value, "message": lost})["error"]
         outcome, attempts, *fence = self._claim(
@@ -83,13 +89,13 @@ class JobClaims:
             args=[
                 job_id,
                 worker,
-                int(lease_seconds * 1000),
+                int(claimant.lease_seconds * 1000),
                 utc_now(),
                 max_deliveries,
                 int(fresh_only),
                 self.result_ttl,
                 error,
-                int(lapse_is_loss),
+                int(claimant.lapse_is_loss),
             ],
         )
         return Claim(ClaimOutcome(outcome), int(attempts), int(fence[0]) if fence else 0)

@@ -6,7 +6,7 @@ import time
 import pytest
 
 from shared.errors import ErrorCode
-from shared.store.job_claims import JobClaims, Progress
+from shared.store.job_claims import Claimant, JobClaims, Progress
 from shared.store.job_record import Job, is_job_id, new_job_id, utc_now
 from shared.store.job_status import JobStatus
 from shared.store.jobs import Idempotency, JobStore, Translation
@@ -54,7 +54,7 @@ def test_lifecycle_and_ttls(store, redis_client, claims):
     job = make_job(store)
     assert redis_client.ttl(Keys().job(job.id)) == 100
     assert store.pending_count(ROUTE) == 1
-    claim = claims.claim(job.id, ROUTE, "w1", 5, 3)
+    claim = claims.claim(job.id, Claimant(ROUTE, "w1", 5, 3))
     assert (claim.outcome, claim.fence) == ("claimed", 1)
     assert store.get(job.id).status == "running"
     assert store.pending_count(ROUTE) == 0
@@ -68,11 +68,11 @@ def test_lifecycle_and_ttls(store, redis_client, claims):
 
 def test_status_never_moves_backwards(store, claims):
     job = make_job(store)
-    fence = claims.claim(job.id, ROUTE, "w1", 5, 3).fence
+    fence = claims.claim(job.id, Claimant(ROUTE, "w1", 5, 3)).fence
     assert store.translated(job, fence, Translation(["a"], 1, 0)) == "ok"
     assert store.fail(job.id, ErrorCode.INTERNAL_ERROR, "y", fence) == "refused"
     assert store.cancel(job.id) == "refused"
-    assert claims.claim(job.id, ROUTE, "w2", 5, 3).outcome == "final"
+    assert claims.claim(job.id, Claimant(ROUTE, "w2", 5, 3)).outcome == "final"
     assert store.translated(job, fence, Translation(["b"], 1, 0)) == "refused"
     assert store.get(job.id).result == ["a"]
 
@@ -80,25 +80,25 @@ def test_status_never_moves_backwards(store, claims):
 def test_cancel_queued_then_worker_skips_it(store, claims):
     job = make_job(store)
     assert store.cancel(job.id) == "ok"
-    assert claims.claim(job.id, ROUTE, "w1", 5, 3).outcome == "final"
+    assert claims.claim(job.id, Claimant(ROUTE, "w1", 5, 3)).outcome == "final"
     assert store.pending_count(ROUTE) == 0
 
 
 def test_lease_blocks_second_worker_until_it_expires(store, redis_client, claims):
     job = make_job(store)
-    assert claims.claim(job.id, ROUTE, "w1", 5, 3).outcome == "claimed"
-    assert claims.claim(job.id, ROUTE, "w2", 5, 3).outcome == "leased"
+    assert claims.claim(job.id, Claimant(ROUTE, "w1", 5, 3)).outcome == "claimed"
+    assert claims.claim(job.id, Claimant(ROUTE, "w2", 5, 3)).outcome == "leased"
     redis_client.delete(Keys().lease(job.id))  # the worker died: nobody renews the lease
-    claim = claims.claim(job.id, ROUTE, "w2", 5, 3)
+    claim = claims.claim(job.id, Claimant(ROUTE, "w2", 5, 3))
     assert (claim.outcome, claim.attempts) == ("claimed", 2)
 
 
 def test_lost_deliveries_fail_the_job(store, claims):
     job = make_job(store)
     for attempt in range(3):
-        assert claims.claim(job.id, ROUTE, f"w{attempt}", 5, 3).outcome == "claimed"
+        assert claims.claim(job.id, Claimant(ROUTE, f"w{attempt}", 5, 3)).outcome == "claimed"
         store.client.delete(Keys().lease(job.id))
-    claim = claims.claim(job.id, ROUTE, "w9", 5, 3)
+    claim = claims.claim(job.id, Claimant(ROUTE, "w9", 5, 3))
     assert claim.outcome == "lost"
     failed = store.get(job.id)
     assert failed.status == "failed" and failed.error["code"] == "worker_lost"
@@ -106,13 +106,13 @@ def test_lost_deliveries_fail_the_job(store, claims):
 
 def test_a_parked_job_waits_again_and_its_next_claim_counts_no_attempt(store, redis_client, claims):
     job = make_job(store)
-    fence = claims.claim(job.id, ROUTE, "w1", 5, 3).fence
+    fence = claims.claim(job.id, Claimant(ROUTE, "w1", 5, 3)).fence
     claims.set_progress(job.id, fence, Progress(1, 0, {0: "half"}))
     assert claims.park(job.id, ROUTE, "w2", fence) is False  # not w2's to give back
     assert claims.park(job.id, ROUTE, "w1", fence) is True
     assert claims.oldest_pending(ROUTE, 5) == [job.id] and store.get(job.id).status == "running"
     assert claims.renew_leases({job.id: fence}, "w1", 5) == 0  # its old holder does not take it back
-    again = claims.claim(job.id, ROUTE, "w2", 5, 3, fresh_only=True)  # rounds may take it in
+    again = claims.claim(job.id, Claimant(ROUTE, "w2", 5, 3), fresh_only=True)  # rounds may take it in
     assert (again.outcome, again.fence) == ("claimed", fence + 1)
     assert store.get(job.id).attempts == 1 and claims.partial_translations([job.id]) == [{0: "half"}]
     store.translated(job, again.fence, Translation(["done"], 1, 0))
@@ -121,21 +121,21 @@ def test_a_parked_job_waits_again_and_its_next_claim_counts_no_attempt(store, re
 
 def test_a_lapsed_lease_counts_as_lost_only_when_the_claimant_saw_no_outage(store, claims):
     job = make_job(store)
-    fence = claims.claim(job.id, ROUTE, "w1", 0.05, 3).fence
+    fence = claims.claim(job.id, Claimant(ROUTE, "w1", 0.05, 3)).fence
     time.sleep(0.1)  # the lease lapsed (a broker freeze, or w1 died)
-    assert claims.claim(job.id, ROUTE, "w2", 5, 3, lapse_is_loss=False).outcome == "leased"
+    assert claims.claim(job.id, Claimant(ROUTE, "w2", 5, 3, lapse_is_loss=False)).outcome == "leased"
     assert claims.renew_leases({job.id: fence}, "w1", 5) == 1  # w1 is alive: it takes its lease back
-    assert claims.claim(job.id, ROUTE, "w2", 5, 3).outcome == "leased"
+    assert claims.claim(job.id, Claimant(ROUTE, "w2", 5, 3)).outcome == "leased"
     claims.drop_lease(job.id, fence)
-    assert claims.claim(job.id, ROUTE, "w2", 5, 3).attempts == 2
+    assert claims.claim(job.id, Claimant(ROUTE, "w2", 5, 3)).attempts == 2
 
 
 def test_a_stale_claim_s_writes_are_refused_and_the_live_claim_s_result_stands(store, redis_client, claims):
     """Fencing: w1 stalls past its lease, w2 claims the job; w1's late writes, in any order, change nothing."""
     job = make_job(store)
-    old = claims.claim(job.id, ROUTE, "w1", 0.05, 3)
+    old = claims.claim(job.id, Claimant(ROUTE, "w1", 0.05, 3))
     time.sleep(0.1)  # w1 stalled (stopped, cut off) past its lease
-    new = claims.claim(job.id, ROUTE, "w2", 5, 3)
+    new = claims.claim(job.id, Claimant(ROUTE, "w2", 5, 3))
     assert (new.outcome, new.attempts, new.fence) == ("claimed", 2, old.fence + 1)
     assert claims.renew_leases({job.id: old.fence}, "w1", 5) == 0  # w1 does not take the lease back
     assert redis_client.get(Keys().lease(job.id)) == "w2"
@@ -154,7 +154,7 @@ def test_a_stale_claim_s_writes_are_refused_and_the_live_claim_s_result_stands(s
 
 def test_running_jobs_whose_lease_lapsed_are_found_once_per_claim(store, redis_client, claims):
     alive, dead, done = make_job(store), make_job(store), make_job(store)
-    fences = {j.id: claims.claim(j.id, ROUTE, "w1", 0.2, 3).fence for j in (alive, dead, done)}
+    fences = {j.id: claims.claim(j.id, Claimant(ROUTE, "w1", 0.2, 3)).fence for j in (alive, dead, done)}
     store.translated(done, fences[done.id], Translation(["x"], 1, 0))
     assert claims.lapsed(ROUTE, 16) == []  # nothing lapsed yet
     deadline = time.monotonic() + 1
@@ -163,7 +163,7 @@ def test_running_jobs_whose_lease_lapsed_are_found_once_per_claim(store, redis_c
         time.sleep(0.05)
     assert claims.lapsed(ROUTE, 16) == [dead.id]
     assert redis_client.zscore(Keys().running(ROUTE), done.id) is None  # finished: out of the set
-    assert claims.claim(dead.id, ROUTE, "w2", 5, 3).outcome == "claimed"
+    assert claims.claim(dead.id, Claimant(ROUTE, "w2", 5, 3)).outcome == "claimed"
     assert claims.lapsed(ROUTE, 16) == []  # claimed again: its new lease runs
 
 
@@ -183,7 +183,7 @@ def test_create_checks_the_queue_cap_and_the_idempotency_key_in_one_step(store, 
 
 def test_concurrent_writers_cannot_regress(store, claims):
     job = make_job(store)
-    fence = claims.claim(job.id, ROUTE, "w1", 5, 3).fence
+    fence = claims.claim(job.id, Claimant(ROUTE, "w1", 5, 3)).fence
     outcomes = []
 
     def write(kind: str) -> None:
@@ -219,7 +219,7 @@ def test_job_ids_are_recognised_and_nothing_else_is():
 
 def test_progress_records_its_counts_and_new_warnings_in_the_record(store, claims):
     job = make_job(store)
-    fence = claims.claim(job.id, ROUTE, "w1", 5, 3).fence
+    fence = claims.claim(job.id, Claimant(ROUTE, "w1", 5, 3)).fence
     warned = [{"sentence": 0, "kind": "repeats"}]
     assert claims.set_progress(job.id, fence, Progress(2, 1, {0: "a", 1: "b"}, warnings=warned)) == "ok"
     assert claims.set_progress(job.id, fence, Progress(3, 1, {2: "c"})) == "ok"  # warnings unchanged

@@ -1,7 +1,7 @@
 """Sentence confidences in the stores, against a real Redis: beside their translations in the sentence cache,
 in a running job's partial hash (so a parked or taken-over job keeps them), and in a finished job's record."""
 
-from shared.store.job_claims import JobClaims, Progress
+from shared.store.job_claims import Claimant, JobClaims, Progress
 from shared.store.jobs import JobStore, Translation
 from shared.store.keys import Keys
 from shared.store.sentence_cache import SentenceCache
@@ -30,10 +30,10 @@ def test_progress_keeps_scores_apart_from_translations_and_a_resumed_job_reads_b
     store = JobStore(redis_client, Keys(), job_ttl=100, result_ttl=50)
     claims = JobClaims(redis_client, Keys(), job_ttl=100, result_ttl=50)
     job = make_job(store)
-    fence = claims.claim(job.id, ROUTE, "w1", 5, 3).fence
+    fence = claims.claim(job.id, Claimant(ROUTE, "w1", 5, 3)).fence
     claims.set_progress(job.id, fence, Progress(2, 0, {0: "one", 1: "two"}, scores={0: -0.5}))
     assert claims.park(job.id, ROUTE, "w1", fence)
-    again = claims.claim(job.id, ROUTE, "w2", 5, 3, fresh_only=True)
+    again = claims.claim(job.id, Claimant(ROUTE, "w2", 5, 3), fresh_only=True)
     assert claims.partial_progress([job.id]) == [({0: "one", 1: "two"}, {0: -0.5})]
     assert claims.partial_translations([job.id]) == [{0: "one", 1: "two"}]  # the score fields are skipped
     store.translated(job, again.fence, Translation(["one two"], 2, 0, scores=[[-0.5, None]]))

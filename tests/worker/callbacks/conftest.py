@@ -18,7 +18,7 @@ import pytest
 from devstack.callback_deliverer import CallbackDelivererProcess
 from devstack.certificates import make_tls_files
 from shared.settings import Settings
-from shared.store.job_claims import JobClaims
+from shared.store.job_claims import Claimant, JobClaims
 from shared.store.job_record import Job, new_job_id, utc_now
 from shared.store.jobs import JobStore, Translation
 from shared.store.keys import Keys
@@ -171,7 +171,7 @@ def finished_job(store: JobStore, callback_url: str, outcome: str = "succeed", o
     or failed."""
     job = queued_job(callback_url, owner=owner)
     store.create(job)
-    claim = claims_of(store).claim(job.id, ROUTE, "worker-1", lease_seconds=5, max_deliveries=3)
+    claim = claims_of(store).claim(job.id, Claimant(ROUTE, "worker-1", 5, 3))
     if outcome == "succeed":
         assert store.translated(job, claim.fence, Translation(["Hello."], sentences_done=1)) == "ok"
     else:

@@ -11,6 +11,7 @@ import signal
 
 from shared.contract.job_view import job_view
 from shared.store.document_store import DocumentStore
+from shared.store.job_claims import Claimant
 from shared.store.jobs import JobStore
 from shared.store.keys import Keys
 from tests.worker.callbacks.conftest import (
@@ -109,9 +110,9 @@ def test_a_job_whose_worker_died_too_often_still_gets_its_callback(receiver, sto
     job = queued_job(receiver.url)
     store.create(job)
     claims = claims_of(store)
-    claim = claims.claim(job.id, ROUTE, "worker-1", lease_seconds=5, max_deliveries=1)
+    claim = claims.claim(job.id, Claimant(ROUTE, "worker-1", 5, 1))
     claims.drop_lease(job.id, claim.fence)  # its worker was killed: the lease lapsed
-    claims.claim(job.id, ROUTE, "worker-2", lease_seconds=5, max_deliveries=1)
+    claims.claim(job.id, Claimant(ROUTE, "worker-2", 5, 1))
     (got,) = receiver.wait_for(1)
     assert json.loads(got.body)["error"]["code"] == "worker_lost"
     assert delivery(store, job.id)["attempts"] == 1

@@ -10,6 +10,7 @@ import time
 
 from shared.store.callback_state import Delivery
 from shared.store.document_store import DocumentStore
+from shared.store.job_claims import Claimant
 from shared.store.job_record import DocumentRecord
 from shared.store.job_status import ClaimOutcome
 from shared.store.jobs import JobStore, Translation
@@ -27,7 +28,7 @@ def due(store: JobStore) -> list[str]:
 def test_a_job_enters_the_due_set_when_it_becomes_final_and_not_before(store):
     job = queued_job(URL)
     store.create(job)
-    claim = claims_of(store).claim(job.id, ROUTE, "worker-1", lease_seconds=5, max_deliveries=3)
+    claim = claims_of(store).claim(job.id, Claimant(ROUTE, "worker-1", 5, 3))
     assert due(store) == []
     assert store.get(job.id).callback == Delivery(state="pending", attempts=0, last_status=None, last_error=None)
     assert store.translated(job, claim.fence, Translation(["Hello."], sentences_done=1)) == "ok"
@@ -50,9 +51,9 @@ def test_every_way_to_final_enters_it_once_and_a_job_without_a_callback_never(st
     lost = queued_job(URL)
     store.create(lost)
     claims = claims_of(store)
-    first = claims.claim(lost.id, ROUTE, "worker-1", lease_seconds=5, max_deliveries=1)
+    first = claims.claim(lost.id, Claimant(ROUTE, "worker-1", 5, 1))
     claims.drop_lease(lost.id, first.fence)
-    assert claims.claim(lost.id, ROUTE, "worker-2", lease_seconds=5, max_deliveries=1).outcome == ClaimOutcome.LOST
+    assert claims.claim(lost.id, Claimant(ROUTE, "worker-2", 5, 1)).outcome == ClaimOutcome.LOST
     # a document job rendered by the document stage
     document = dataclasses.replace(queued_job(URL, status="parsing"), document=DocumentRecord("{}"))
     store.create(document)

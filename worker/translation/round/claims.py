@@ -9,7 +9,7 @@ import threading
 
 import redis
 
-from shared.store.job_claims import Claim
+from shared.store.job_claims import Claim, Claimant
 from shared.store.job_status import ClaimOutcome
 from worker.translation.liveness.activity import Activity
 from worker.translation.liveness.broker_health import BrokerHealth, RetryingClaims, RetryingStore
@@ -48,15 +48,14 @@ class Claims:
 
     def claim(self, job_id: str, fresh_only: bool = False) -> Claim:
         """Try to take a job of this worker's route (see JobClaims.claim); a claimed job's fence is kept."""
-        claim = self.store.claim(
-            job_id,
+        claimant = Claimant(
             self.route_key,
             self.worker_id,
             self.lease_seconds,
             self.max_deliveries,
-            fresh_only=fresh_only,
             lapse_is_loss=self.broker.lapse_is_loss(self.lease_seconds),
         )
+        claim = self.store.claim(job_id, claimant, fresh_only=fresh_only)
         if claim.outcome == ClaimOutcome.CLAIMED:
             self.fences[job_id] = claim.fence
         return claim
