@@ -14,6 +14,23 @@ from transq_cli.client import TransqClient, TransqError
 _PARAGRAPH_BREAK = re.compile(r"(\n\s*\n)")
 # Files sent as documents (POST /v1/documents): they come back in the same format, markup untouched.
 DOCUMENT_EXTENSIONS = {".md", ".markdown", ".html", ".htm", ".srt", ".docx"}
+# Formats the API does not translate (it answers 415): refused here before anything is sent.
+UNTRANSLATED_EXTENSIONS = {".pdf", ".doc", ".rtf", ".odt", ".xls", ".xlsx", ".ppt", ".pptx", ".epub"}
+SUPPORTED = "text (.txt, or any UTF-8 text file, or - for standard input), " + ", ".join(sorted(DOCUMENT_EXTENSIONS))
+
+
+def unsupported(path: Path, data: bytes) -> str:
+    """Why a file is not sent as text ('' when it can be): a format the API does not translate, or bytes
+    that are not UTF-8 text."""
+    if path.suffix.lower() in UNTRANSLATED_EXTENSIONS:
+        return f"{path.name}: transq does not translate {path.suffix.lower()} files; it translates {SUPPORTED}"
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return f"{path.name}: not UTF-8 text; transq translates {SUPPORTED}"
+    if "\x00" in text:
+        return f"{path.name}: a binary file, not text; transq translates {SUPPORTED}"
+    return ""
 
 
 def split_paragraphs(text: str) -> tuple[list[str], list[str]]:
@@ -85,7 +102,15 @@ def translate_file(args: argparse.Namespace) -> int:
                 data = path.read_bytes()
                 job = client.upload(path.name, data, source_lang=args.source, target_lang=args.target, **options)
             else:
-                text = sys.stdin.read() if args.file == "-" else path.read_text(encoding="utf-8")
+                if args.file == "-":
+                    text = sys.stdin.read()
+                else:
+                    data = path.read_bytes()
+                    refused = unsupported(path, data)
+                    if refused:
+                        sys.stderr.write(f"transq: {refused}\n")
+                        return 2
+                    text = data.decode("utf-8-sig")
                 paragraphs, separators = split_paragraphs(text)
                 kept = [p for p in paragraphs if p.strip()]
                 job = client.submit(kept, source_lang=args.source, target_lang=args.target, **options)

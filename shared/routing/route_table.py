@@ -74,7 +74,12 @@ class RouteTable:
         if len(matching) != 1:
             served = ", ".join(sorted(pairs))
             if not matching:
-                asked = f"{source or '?'} to {target or '?'}"
+                if source is None:
+                    asked = f"into {target} (source_lang was not given)"
+                elif target is None:
+                    asked = f"from {source} (target_lang was not given)"
+                else:
+                    asked = f"{source} to {target}"
                 raise UnsupportedLanguagePair(f"no model translates {asked}; served pairs: {served}")
             raise UnsupportedLanguagePair(f"give source_lang and target_lang; served pairs: {served}")
         pair = matching[0]

@@ -39,8 +39,8 @@ def test_the_api_s_own_model_serves_before_any_worker_reports(registry):
 @pytest.mark.parametrize(
     "source, target, message",
     [
-        ("fr", None, "no model translates fr to ?; served pairs: zh-en"),
-        (None, "de", "no model translates ? to de; served pairs: zh-en"),
+        ("fr", None, "no model translates from fr (target_lang was not given); served pairs: zh-en"),
+        (None, "de", "no model translates into de (source_lang was not given); served pairs: zh-en"),
         ("en", "zh", "no model translates en to zh; served pairs: zh-en"),
     ],
 )

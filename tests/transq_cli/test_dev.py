@@ -130,3 +130,17 @@ def test_dev_without_the_hub_and_without_a_model_serves_the_test_model(tmp_path)
     # a clean console: the services' log lines, without Celery's banner or its warning about running as root
     assert "[config]" not in console and ".> transport:" not in console, console
     assert "superuser privileges" not in console, console
+
+
+def test_translate_refuses_a_file_the_api_does_not_translate_before_sending_it(tmp_path):
+    """A .pdf (or bytes that are not UTF-8 text) is refused with exit 2, naming what transq translates; nothing
+    is sent (the URL below has no server: a request would fail with exit 1 instead)."""
+    (tmp_path / "report.pdf").write_bytes(b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n")
+    (tmp_path / "data.bin").write_bytes(b"\x00\x01\x02\xff")
+    (tmp_path / "plain.pdf.txt").write_text("可以翻译。", encoding="utf-8")
+    for name, why in [("report.pdf", "does not translate .pdf files"), ("data.bin", "not UTF-8 text")]:
+        result = run("translate", str(tmp_path / name), "--url", "http://127.0.0.1:9")
+        assert result.returncode == 2, result.stderr
+        assert why in result.stderr and ".docx" in result.stderr and "- for standard input" in result.stderr
+    sent = run("translate", str(tmp_path / "plain.pdf.txt"), "--url", "http://127.0.0.1:9")
+    assert sent.returncode == 1 and "does not translate" not in sent.stderr  # a text file is sent (no server)
