@@ -20,20 +20,36 @@ def healthz():  # type: ignore[no-untyped-def]
 
 @bp.get("/readyz")
 def readyz():  # type: ignore[no-untyped-def]
-    """Ready when Redis answers and at least one worker has its model loaded; each served pair's live
-    workers are listed (a pair with none still accepts jobs: they wait for its workers)."""
+    """Ready when this API can accept jobs: the broker Redis answers. Jobs wait in their queue for workers,
+    so none need be live (an autoscaler may have scaled them to zero, and a queued job is what wakes them):
+    each served pair's live workers are listed; /readyz/workers tells whether any is."""
     try:
-        services().redis.ping()
-        pairs = services().routes.pairs()
+        return _readiness().model_dump()
     except redis.RedisError:
         return error_response(ErrorCode.UNAVAILABLE, "the broker Redis does not answer", 5)
-    workers = {name: sum(pair.workers.values()) for name, pair in pairs.items()}
-    if not any(workers.values()):
+
+
+@bp.get("/readyz/workers")
+def workers_ready():  # type: ignore[no-untyped-def]
+    """Ready when at least one worker has its model loaded and beats (also in /metrics:
+    transq_workers_ready); 503 otherwise."""
+    try:
+        readiness = _readiness()
+    except redis.RedisError:
+        return error_response(ErrorCode.UNAVAILABLE, "the broker Redis does not answer", 5)
+    if not readiness.workers:
         return error_response(ErrorCode.UNAVAILABLE, "no worker has reported its model loaded yet", 5)
+    return readiness.model_dump()
+
+
+def _readiness() -> Readiness:
+    services().redis.ping()
+    pairs = services().routes.pairs()
+    workers = {name: sum(pair.workers.values()) for name, pair in pairs.items()}
     # `decoding`: live workers by decoding loop; "generate" means a model whose generation config
     # transq's loop does not reproduce (the worker logs which field), at a large cost in throughput.
     decoding = dict(services().routes.decoding)
-    return Readiness(workers=sum(workers.values()), pairs=workers, decoding=decoding).model_dump()
+    return Readiness(workers=sum(workers.values()), pairs=workers, decoding=decoding)
 
 
 @bp.get("/v1/languages")

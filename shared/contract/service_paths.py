@@ -46,8 +46,18 @@ def service_paths() -> dict[str, Any]:
                 "summary": "Readiness",
                 "security": PUBLIC,
                 "responses": {
-                    "200": answer("Redis answers and a worker has its model loaded.", Readiness),
-                    "503": error("Not ready, with the reason.", retry_after=True),
+                    "200": answer("The API can accept jobs: Redis answers (workers may be none yet).", Readiness),
+                    "503": error("Not ready: the broker Redis does not answer.", retry_after=True),
+                },
+            }
+        },
+        "/readyz/workers": {
+            "get": {
+                "summary": "Workers' readiness",
+                "security": PUBLIC,
+                "responses": {
+                    "200": answer("At least one worker has its model loaded.", Readiness),
+                    "503": error("No live worker (or the broker Redis does not answer).", retry_after=True),
                 },
             }
         },

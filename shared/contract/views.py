@@ -165,7 +165,7 @@ class Health(View):
 
 
 class Readiness(View):
-    """Redis answers and a worker has its model loaded."""
+    """The API can accept jobs (the broker Redis answers), and the workers each served pair has live."""
 
     status: Literal["ready"] = "ready"
     workers: int = Field(ge=0)

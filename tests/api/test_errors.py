@@ -126,7 +126,12 @@ def test_unexpected_exception_is_500_without_a_trace(make_app):
     assert "secret" not in response.get_data(as_text=True)
 
 
-def test_readyz_is_503_without_a_worker(client):
-    response = client.get("/readyz")
+def test_the_api_is_ready_without_a_worker_and_says_no_worker_is(client):
+    """Ready means jobs can be accepted: with workers scaled to zero the API stays in its Service (a queued
+    job is what wakes them); whether any worker is live is /readyz/workers (and transq_workers_ready)."""
+    ready = client.get("/readyz")
+    assert ready.status_code == 200 and ready.get_json()["workers"] == 0
+    response = client.get("/readyz/workers")
     assert response.status_code == 503 and error_of(response) == "unavailable"
     assert client.get("/healthz").status_code == 200
+    assert client.post("/v1/jobs", json={"text": "没有工人也排队。"}).status_code == 202

@@ -61,11 +61,13 @@ def test_cancel_queued_job_and_conflict_after_finish(make_stack):
     assert s.client.job(job["id"])["status"] == "cancelled"  # the worker skipped it
 
 
-def test_readyz_503_before_worker_then_200(make_stack):
+def test_workers_ready_503_before_a_worker_then_200_while_the_api_is_ready_throughout(make_stack):
     s = make_stack(worker=False)
-    assert requests.get(s.api.url + "/readyz", timeout=5).status_code == 503
+    assert requests.get(s.api.url + "/readyz/workers", timeout=5).status_code == 503
+    assert requests.get(s.api.url + "/readyz", timeout=5).json()["workers"] == 0
     s.add_worker()
-    assert requests.get(s.api.url + "/readyz", timeout=5).status_code == 200
+    assert requests.get(s.api.url + "/readyz/workers", timeout=5).status_code == 200
+    assert requests.get(s.api.url + "/readyz", timeout=5).json()["workers"] == 1
 
 
 def test_translate_waits_and_legacy_call(stack):
