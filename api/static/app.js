@@ -81,6 +81,11 @@
     if (job.status === "cancelled") show("cancelled", true);
   }
 
+  // Why a job with scores asked for can have none: what the cache answered without one, and what went
+  // through a glossary's term protection, carry no score.
+  const NO_SCORES = "unknown: these sentences came from the cache without a score (cached before scores were kept) " +
+    "or through a glossary";
+
   // With scores asked for: the job's confidence under the translation, flagged when a sentence's is low.
   function showConfidence(job) {
     const box = $("confidence"), c = job.confidence;
@@ -89,7 +94,7 @@
     const low = c.low > 0;
     box.className = low ? "low" : "";
     box.textContent = (low ? "⚠ low confidence: " + c.low + " sentence(s) under " + c.threshold + "; " : "confidence: ") +
-      (c.min === null ? "no scores" : "lowest " + c.min.toFixed(3) + ", mean " + c.mean.toFixed(3));
+      (c.min === null ? NO_SCORES : "lowest " + c.min.toFixed(3) + ", mean " + c.mean.toFixed(3));
   }
 
   // The chosen pair; with a "detect" choice, the served pair from the text's detected language (shown
@@ -108,9 +113,15 @@
     return { source_lang: found.language, target_lang };
   }
 
+  const EMPTY = "Type some text to translate first.";
+  // The "type some text" error goes as soon as there is some.
+  $("source").addEventListener("input", () => {
+    if ($("status").textContent === EMPTY && $("source").value.trim()) show("", false);
+  });
+
   function translate() {
     const text = $("source").value;
-    if (!text.trim()) { resetProgress(); show("Type some text to translate first.", true); return; }
+    if (!text.trim()) { resetProgress(); show(EMPTY, true); return; }
     let glossary;
     try { glossary = window.transqGlossary.fields(); } catch (error) { show(error.message, true); return; }
     const scores = $("scores").checked;

@@ -194,3 +194,31 @@ def test_scores_flag_a_low_confidence_translation(make_stack, browser):
     assert marker.text.startswith("⚠ low confidence: 2 sentence(s) under 0")
     SCREENSHOTS.mkdir(exist_ok=True)
     browser.save_screenshot(str(SCREENSHOTS / "web-page-scores.png"))
+
+
+def test_the_page_at_390_px_wraps_its_header_and_clears_a_stale_error(stack, browser):
+    """A phone-sized window: the header wraps (the detected language and its confidence stay on screen,
+    nothing scrolls sideways); the "type some text" error goes once there is text."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    browser.set_window_size(390, 844)
+    browser.get(stack.api.url + "/")
+    WebDriverWait(browser, 10).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#pair option")) == 2)
+    browser.find_element(By.ID, "translate").click()
+    status = browser.find_element(By.ID, "status")
+    assert status.text == "Type some text to translate first."
+    browser.find_element(By.ID, "source").send_keys("手机上的一句话。")
+    WebDriverWait(browser, 5).until(lambda d: d.find_element(By.ID, "status").text == "")
+
+    Select(browser.find_element(By.ID, "pair")).select_by_value("auto-en")
+    browser.find_element(By.ID, "translate").click()
+    WebDriverWait(browser, 60).until(lambda d: d.find_element(By.ID, "status").text.startswith("succeeded"))
+    detected = browser.find_element(By.ID, "detected")
+    assert detected.text.startswith("detected: zh (confidence")
+    width = browser.execute_script("return window.innerWidth")
+    right = browser.execute_script("return arguments[0].getBoundingClientRect().right", detected)
+    assert right <= width, f"the detected language ends at {right}px in a {width}px window"
+    assert browser.execute_script("return document.documentElement.scrollWidth") <= width
+    SCREENSHOTS.mkdir(exist_ok=True)
+    browser.save_screenshot(str(SCREENSHOTS / "page-390px.png"))
