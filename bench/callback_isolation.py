@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -26,7 +24,7 @@ import redis
 
 from bench.common import arguments, parse, table
 from devstack.callback_deliverer import CallbackDelivererProcess
-from devstack.processes import ROOT, _env
+from devstack.processes import ROOT
 from devstack.redis_server import RedisServer
 from shared.settings import Settings
 from shared.store.jobs import JobStore
@@ -43,22 +41,6 @@ SCENARIOS = {
 }
 
 
-class Deliverer(CallbackDelivererProcess):
-    """The deliverer of the checkout its PYTHONPATH names, run from there (`python -m` looks there first)."""
-
-    def start(self, timeout: float = 30) -> CallbackDelivererProcess:
-        log = open(self.log_path, "ab")
-        env = {**_env(self.settings), **self.extra_env}
-        args = [sys.executable, "-m", "worker.callbacks"]
-        self.process = subprocess.Popen(args, env=env, cwd=env["PYTHONPATH"], stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + timeout
-        while "callback deliverer ready" not in self.log_tail(100_000):
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the callback deliverer did not start: {self.log_tail()}")
-            time.sleep(0.05)
-        return self
-
-
 def scenario(name: str, args: argparse.Namespace, workdir: Path) -> list[object]:
     overrides, owners = SCENARIOS[name]
     broker = RedisServer().start()
@@ -71,7 +53,10 @@ def scenario(name: str, args: argparse.Namespace, workdir: Path) -> list[object]
         callback_allow_private_hosts="*",
         **overrides,  # type: ignore[arg-type]
     )
-    deliverer = Deliverer(settings, workdir / f"{name}.log", {"PYTHONPATH": args.deliverer_path or str(ROOT)})
+    # the deliverer of the checkout its PYTHONPATH names, run from there
+    deliverer = CallbackDelivererProcess(
+        settings, workdir / f"{name}.log", {"PYTHONPATH": args.deliverer_path or str(ROOT)}
+    )
     deliverer.start()
     try:
         store = JobStore(redis.Redis.from_url(broker.url, decode_responses=True), Keys(settings.key_prefix), 3600, 3600)

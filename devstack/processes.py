@@ -26,10 +26,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _spawn(args: list[str], env: dict[str, str], log_path: Path | None) -> subprocess.Popen[bytes]:
-    """Start a service process in its own session (a terminal's Ctrl-C reaches only its owner)."""
+    """Start a service process in its own session (a terminal's Ctrl-C reaches only its owner), from the
+    checkout its PYTHONPATH names (this one, unless a caller runs another: `python -m` looks there first)."""
     log = open(log_path, "ab") if log_path else None
+    cwd = env.get("PYTHONPATH", str(ROOT))
     return subprocess.Popen(
-        args, env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT if log else None, start_new_session=True
+        args, env=env, cwd=cwd, stdout=log, stderr=subprocess.STDOUT if log else None, start_new_session=True
     )
 
 

@@ -30,7 +30,7 @@ from shared.settings import Settings
 from shared.store.sentence_cache import glossary_namespace, normalise
 from shared.text.glossary_matching import Match, Matcher, is_cjk, is_word_char, matcher_for
 
-__all__ = ["VERSION", "Glossary", "GlossaryError", "Match", "cache_namespaces", "is_cjk", "is_word_char"]
+__all__ = ["VERSION", "Glossary", "GlossaryError", "Match", "is_cjk", "is_word_char"]
 
 VERSION = 1  # of matching and protection: bump when either changes, so cached glossary translations miss
 
@@ -118,11 +118,6 @@ class Glossary:
         own = glossary_namespace(namespace, self.digest)
         found_in = self._matcher.found_in
         return [own if found_in(sentence) else namespace for sentence in sentences]
-
-
-def cache_namespaces(namespace: str, sentences: Sequence[str], glossary: Glossary | None) -> list[str]:
-    """The cache namespace of each sentence of a request with `glossary` (None: none)."""
-    return glossary.cache_namespaces(namespace, sentences) if glossary else [namespace] * len(sentences)
 
 
 def _clean(term: str, where: str, settings: Settings) -> str:

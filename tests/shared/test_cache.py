@@ -38,3 +38,29 @@ def test_cache_down_is_a_miss_not_an_error():
     cache = SentenceCache(client, Keys(), ttl_seconds=60)
     assert cache.get_many("ns", ["a", "b"]) == [None, None]
     assert cache.put_many("ns", {"a": "A"}) is False
+
+
+def test_one_lookup_answers_every_jobs_question_in_its_namespace(redis_client):
+    """SentenceCache.answers (the API's, the document stage's and the worker's one lookup): a job without a
+    glossary asks the plain namespace, a sentence a glossary term matches asks the glossary's own; a sentence
+    two jobs ask is read once; scores only of what was found, only for a job that wants them."""
+    from shared.store.sentence_cache import Question
+    from shared.text.glossary import Glossary
+
+    cache = SentenceCache(redis_client, Keys("t:"), ttl_seconds=60)
+    glossary = Glossary.of({"北京": "Peking"})
+    own = glossary.cache_namespaces("ns", ["我在北京。"])[0]
+    cache.put_many("ns", {"你好。": "Hello.", "我在北京。": "I am in Beijing."}, {"你好。": -0.25})
+    cache.put_many(own, {"我在北京。": "I am in Peking."})
+    first, second, plain = cache.answers(
+        [
+            Question("ns", ["你好。", "我在北京。", "新的。"], glossary, scores=True),
+            Question("ns", ["你好。"]),
+            Question("ns", ["我在北京。"], None, scores=True),
+        ]
+    )
+    assert first.namespaces == ["ns", own, "ns"] and plain.namespaces == ["ns"]
+    assert first.translations == ["Hello.", "I am in Peking.", None] and first.hits == 2 and not first.complete
+    assert first.scores == [-0.25, None, None] and second.scores is None and second.complete
+    assert plain.translations == ["I am in Beijing."] and plain.scores == [None]
+    assert cache.answer("ns", [], glossary, scores=True) == first.__class__([], [], [])

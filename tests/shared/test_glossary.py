@@ -5,7 +5,7 @@ import pytest
 
 from shared.settings import Settings
 from shared.store.sentence_cache import glossary_namespace
-from shared.text.glossary import Glossary, GlossaryError, cache_namespaces
+from shared.text.glossary import Glossary, GlossaryError
 from shared.text.term_protection import insert_terms, join_parts, protect, restore, translate_with_glossary
 from worker.translation.model.offline_model import COPY_MODEL
 
@@ -86,8 +86,7 @@ def test_only_sentences_a_term_matches_use_the_glossarys_cache_namespace():
     glossary = Glossary.of({"北京": "Beijing"})
     own = glossary_namespace("ns", glossary.digest)
     assert own not in ("ns", glossary_namespace("ns", Glossary.of({"北京": "Peking"}).digest))
-    assert cache_namespaces("ns", ["我在北京。", "你好。"], glossary) == [own, "ns"]
-    assert cache_namespaces("ns", ["我在北京。"], None) == ["ns"]
+    assert glossary.cache_namespaces("ns", ["我在北京。", "你好。"]) == [own, "ns"]
 
 
 # Placeholders ------------------------------------------------------------------------------------
