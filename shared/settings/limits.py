@@ -37,8 +37,8 @@ class LimitSettings:
     client_storage_bytes: int = setting(
         67_108_864,
         "Bytes one client (API key, or address when keys are off) may hold in the broker: job records (their "
-        "glossaries included), compressed documents and stored glossaries until they expire; a submission over "
-        "it gets 429 `storage_quota_exceeded` (0: no limit).",
+        "glossaries included), compressed documents, stored glossaries and translation memories until they "
+        "expire; a submission over it gets 429 `storage_quota_exceeded` (0: no limit).",
     )
     quota_chars_per_day: int = setting(
         0,

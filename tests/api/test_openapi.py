@@ -11,6 +11,7 @@ def test_spec_is_valid_and_covers_every_route(make_app):
     documented = set(spec["paths"])
     for rule in app.url_map.iter_rules():
         path = rule.rule.replace("<job_id>", "{job_id}").replace("<glossary_id>", "{glossary_id}")
+        path = path.replace("<memory_id>", "{memory_id}")
         if path.startswith(("/static", "/docs")) or path == "/":
             continue
         assert "<" not in path, path

@@ -43,7 +43,9 @@ def save_progress(out: Outcomes, work: JobWork) -> bool:
 def finish(out: Outcomes, work: JobWork) -> None:
     """Store a complete job's result: it succeeds, or a document job goes to the document stage."""
     job_id = work.job.id
-    translation = Translation(work.assemble(), work.done, work.cached, work.warnings, work.assemble_scores())
+    translation = Translation(
+        work.assemble(), work.done, work.cached, work.warnings, work.assemble_scores(), work.suggestions
+    )
     outcome = out.store.translated(work.job, work.fence, translation)
     if work.job.document is not None:  # a document job: rendered next
         if not _not_taken_over(out, job_id, outcome, "result") or outcome != Move.OK:
