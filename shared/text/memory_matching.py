@@ -10,37 +10,43 @@ from typing import Iterable
 
 from rapidfuzz.distance import Levenshtein
 
-# A sentence looks up its LOOKUP_GRAMS rarest bigrams whose posting list is at most MAX_POSTING_BYTES (about
-# 2,500 entries at 100,000): a bigram common to more entries than that tells little and costs the most. Then
-# the CANDIDATES entries sharing most of them are scored. Measured by bench/memory_lookup.py (recall against
-# scoring every entry, and the cost per sentence).
-LOOKUP_GRAMS = 8
+# A sentence looks up LOOKUP_GRAMS of its bigrams, spread over it, whose posting list is at most
+# MAX_POSTING_BYTES (about 2,500 entries at 100,000): a bigram common to more entries than that tells little and
+# costs the most. Then the CANDIDATES entries sharing most of them are scored. Chosen by bench/memory_lookup.py
+# (recall against scoring every entry, and the cost per sentence): the 8 rarest bigrams and 16 candidates found
+# 47 of 75 best matches on a memory of near duplicates, 16 spread ones and 64 candidates all 75.
+LOOKUP_GRAMS = 16
 MAX_POSTING_BYTES = 16_384
-CANDIDATES = 16
+CANDIDATES = 64
 SUGGESTIONS = 3
 
 
-def grams(sentence: str) -> set[str]:
-    """The sentence's character bigrams, case folded, without whitespace (a one-character sentence: itself)."""
+def grams(sentence: str) -> list[str]:
+    """The sentence's distinct character bigrams in order, case folded, without whitespace (a one-character
+    sentence: itself)."""
     folded = "".join(sentence.casefold().split())
     if len(folded) < 2:
-        return {folded} if folded else set()
-    return {folded[i : i + 2] for i in range(len(folded) - 1)}
+        return [folded] if folded else []
+    return list(dict.fromkeys(folded[i : i + 2] for i in range(len(folded) - 1)))
 
 
-def chosen_grams(sentence_grams: Iterable[str], sizes: dict[str, int]) -> list[str]:
-    """The bigrams to look up: the rarest present ones, none with a posting list over MAX_POSTING_BYTES."""
+def chosen_grams(sentence_grams: list[str], sizes: dict[str, int]) -> list[str]:
+    """The bigrams to look up: LOOKUP_GRAMS of those whose posting list is at most MAX_POSTING_BYTES, spread
+    evenly over the sentence (the rarest would all come from its rarest phrase, and every entry holding that
+    phrase would tie)."""
     present = [g for g in sentence_grams if 0 < sizes.get(g, 0) <= MAX_POSTING_BYTES]
-    return sorted(present, key=lambda g: (sizes[g], g))[:LOOKUP_GRAMS]
+    if len(present) <= LOOKUP_GRAMS:
+        return present
+    step = len(present) / LOOKUP_GRAMS
+    return [present[int(i * step)] for i in range(LOOKUP_GRAMS)]
 
 
-def candidates(postings: Iterable[list[int]]) -> list[int]:
-    """The CANDIDATES entries found in most of these posting lists (ties: the lower number, the older entry)."""
-    counts: Counter[int] = Counter()
+def candidates(postings: Iterable[list[str]]) -> list[str]:
+    """The CANDIDATES entries (their numbers) found in most of these posting lists."""
+    counts: Counter[str] = Counter()
     for posting in postings:
         counts.update(posting)
-    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    return [number for number, _ in ranked[:CANDIDATES]]
+    return [number for number, _ in counts.most_common(CANDIDATES)]
 
 
 def score(sentence: str, source: str) -> float:
