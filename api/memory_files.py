@@ -1,19 +1,21 @@
 """Translation memory files, read and written by the API (POST /v1/memories, GET /v1/memories/<id>): TMX 1.4
 (and 1.1's `lang`, OmegaT's and Okapi's dialects), TSV and CSV pairs. TMX is XML from a client: it is parsed
-with defusedxml, which refuses entity declarations (a billion laughs) and external entities, and never fetches
+incrementally (each <tu> dropped once read; every few thousand events a gevent API process serves other
+requests) with defusedxml, which refuses entity declarations (a billion laughs) and external entities, and never fetches
 a DTD (OmegaT names one in its DOCTYPE), within TRANSQ_MEMORY_MAX_BYTES and TRANSQ_MEMORY_MAX_ENTRIES."""
 
 from __future__ import annotations
 
 import csv
 import io
+import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Iterator
 from xml.sax.saxutils import escape, quoteattr
 
 from defusedxml import DefusedXmlException
-from defusedxml.ElementTree import fromstring
+from defusedxml.ElementTree import iterparse
 
 from shared.errors import PayloadTooLarge, ValidationError
 from shared.store.sentence_cache import normalise
@@ -23,6 +25,7 @@ _XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 # Inline elements whose content is the original's markup (a tag, a placeholder), not text to translate;
 # <hi> and <sub> hold text.
 _CODES = {"bpt", "ept", "ph", "it", "ut"}
+_YIELD_EVERY = 5000  # parse events, or entries, between two chances for other requests to run
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,8 @@ def read_memory_file(data: bytes, fmt: str, source: str, target: str, max_entrie
     entries: dict[str, str] = {}
     skipped = 0
     for number, pair in enumerate(pairs, 1):
+        if number % _YIELD_EVERY == 0:
+            time.sleep(0)
         if number > max_entries:
             raise PayloadTooLarge(
                 f"the file holds more than {max_entries} entries (TRANSQ_MEMORY_MAX_ENTRIES); split it into several memories"
@@ -85,24 +90,35 @@ def _language(tag: str | None) -> str:
 
 
 def _tmx_pairs(data: bytes, source: str, target: str) -> Iterator[tuple[str, str] | None]:
+    """Each <tu>'s pair as the parse reaches its end (then it is dropped: the tree never holds the whole file)."""
+    events = iterparse(
+        io.BytesIO(data), events=("start", "end"), forbid_dtd=False, forbid_entities=True, forbid_external=True
+    )
     try:
-        root = fromstring(data, forbid_dtd=False, forbid_entities=True, forbid_external=True)
+        for count, (event, element) in enumerate(events):
+            if count == 0 and element.tag != "tmx":
+                raise ValidationError("the file is not TMX: its root must be <tmx>")
+            if count % _YIELD_EVERY == 0:
+                time.sleep(0)  # under gevent (the API), other requests run meanwhile
+            if event == "end" and element.tag == "tu":
+                yield _pair(element, source, target)
+                element.clear()
     except DefusedXmlException as exc:
         raise ValidationError(
             f"the TMX file declares entities or names external ones, which are refused: {exc!r}"
         ) from None
     except ET.ParseError as exc:
         raise ValidationError(f"the TMX file is not well-formed XML: {exc}") from None
-    if root.tag != "tmx" or root.find("body") is None:
-        raise ValidationError("the file is not TMX: its root must be <tmx> with a <body>")
-    for tu in root.find("body").iter("tu"):  # type: ignore[union-attr]
-        sides: dict[str, str] = {}
-        for tuv in tu.findall("tuv"):
-            lang = _language(tuv.get(_XML_LANG) or tuv.get("lang"))  # TMX 1.4 xml:lang; 1.1 (old OmegaT) lang
-            seg = tuv.find("seg")
-            if seg is not None and lang not in sides:
-                sides[lang] = _seg_text(seg)
-        yield (sides[source], sides[target]) if source in sides and target in sides else None
+
+
+def _pair(tu: ET.Element, source: str, target: str) -> tuple[str, str] | None:
+    sides: dict[str, str] = {}
+    for tuv in tu.findall("tuv"):
+        lang = _language(tuv.get(_XML_LANG) or tuv.get("lang"))  # TMX 1.4 xml:lang; 1.1 (old OmegaT) lang
+        seg = tuv.find("seg")
+        if seg is not None and lang not in sides:
+            sides[lang] = _seg_text(seg)
+    return (sides[source], sides[target]) if source in sides and target in sides else None
 
 
 def _seg_text(element: ET.Element) -> str:

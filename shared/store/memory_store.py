@@ -108,6 +108,8 @@ class MemoryStore:
             for gram in grams.split(" ") if grams else ():
                 postings[gram].append(key)
             size += bytes_
+            if number % _CHUNK == 0:
+                time.sleep(0)  # under gevent (the API), other requests run meanwhile
         meta = {"name": name, "source_lang": source_lang, "target_lang": target_lang, "created_at": now}
         meta.update(updated_at=now, entries=str(len(entries)), next=str(len(entries)))
         keys = [self.keys.memories(owner), self.keys.memory(owner, memory_id), self.keys.usage(owner)]

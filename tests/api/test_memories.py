@@ -159,3 +159,10 @@ def test_too_big_too_many_malformed_wrong_pair_and_the_cap(api, clean):
         assert upload(api, "pairs.csv").status_code == 201
     assert "TRANSQ_MEMORY_MAX_STORED" in error(upload(api, "pairs.csv"), 409)
     assert upload(api, "pairs.csv", headers=BOB).status_code == 201  # another key's cap is its own
+
+
+def test_the_web_page_offers_a_memory_menu(api):
+    page = requests.get(api + "/", timeout=5).text
+    assert 'id="memory"' in page and "memory.js" in page
+    script = requests.get(api + "/static/memory.js", timeout=5)
+    assert script.status_code == 200 and "translation_memory" in script.text
