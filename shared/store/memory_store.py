@@ -111,7 +111,7 @@ class MemoryStore:
             if number % _CHUNK == 0:
                 time.sleep(0)  # under gevent (the API), other requests run meanwhile
         meta = {"name": name, "source_lang": source_lang, "target_lang": target_lang, "created_at": now}
-        meta.update(updated_at=now, entries=str(len(entries)), next=str(len(entries)))
+        meta.update(updated_at=now, entries="0", next=str(len(entries)))  # its entries: with them, below
         keys = [self.keys.memories(owner), self.keys.memory(owner, memory_id), self.keys.usage(owner)]
         args: list[Any] = [self.max_stored, memory_id, self.ttl, self.storage_limit, size]
         outcome, *found = self._create(keys=keys, args=args + [v for pair in meta.items() for v in pair])
@@ -119,16 +119,18 @@ class MemoryStore:
             return MemoryRefused(outcome, *(int(value) for value in found))
         base = self.keys.memory(owner, memory_id)
         try:
-            self._write_entries(base, exact, values, {g: " ".join(n) for g, n in postings.items()})
+            self._write_entries(base, len(entries), exact, values, {g: " ".join(n) for g, n in postings.items()})
         except redis.RedisError:
             self.delete(owner, memory_id)
             raise
         return StoredMemory(memory_id, name, source_lang, target_lang, len(entries), size, now, now)
 
-    def _write_entries(self, base: str, *hashes: dict[str, str]) -> None:
-        """The entries' three hashes, in one transaction, expiring with the memory's hash."""
+    def _write_entries(self, base: str, count: int, *hashes: dict[str, str]) -> None:
+        """The entries' three hashes and their count, in one transaction, expiring with the memory's hash (a
+        memory whose import was cut off before it shows 0 entries)."""
         expiry = int(time.time()) + self.ttl
         pipe = self.client.pipeline(transaction=True)
+        pipe.hset(base, "entries", count)
         for part, mapping in zip(_PARTS[1:], hashes):
             items = list(mapping.items())
             for start in range(0, len(items), _CHUNK):
