@@ -12,6 +12,7 @@ from api.compat.deepl.params import Params, language
 from api.compat.deepl.shape import blueprint
 from api.compat.document_keys import check_document_key, document_key
 from api.compat.waiting import JobFailed
+from api.current import services
 from api.documents.blueprint import read_upload, submit_document, translated_document
 from api.jobs import load_job
 from shared.errors import BadRequest, Unavailable
@@ -81,7 +82,10 @@ def result(document_id: str):  # type: ignore[no-untyped-def]
 
 
 def _billed(job: Job) -> int:
-    """The characters its upload was charged (shared.store.quota, noted in the layout by api.usage)."""
+    """The characters the job was charged: its parsed text's (shared.store.quota's settle), else its upload's."""
+    settled = services().quota.settled(services().keys.job(job.id))
+    if settled is not None:
+        return settled
     layout = json.loads(job.document.layout) if job.document else {}
     return int((layout.get("quota") or {}).get("characters", 0))
 
