@@ -2,6 +2,8 @@
 switch, key handling, error shapes and status codes, refusals, limits, back-pressure, glossaries and
 per-key isolation. Their clients against a whole stack: tests/integration/compat."""
 
+import json
+
 import pytest
 import requests
 
@@ -213,3 +215,24 @@ def test_libretranslate_shapes_and_refusals(keyed):
         assert named in answer.get_json()["error"]
     assert keyed.post("/translate_file", data={"source": "zh", "target": "en", **auth}).status_code == 400
     assert keyed.get(f"/download_file/{'0' * 32}/{'0' * 64}/a.txt").status_code == 404
+
+
+def test_slow_bodies_are_cut_off_before_the_key_is_read(redis_server, tmp_path):
+    """A LibreTranslate body carries its key, so it is read before the key check: bounded in time as every
+    body is (408), in each API's shape, under gunicorn as deployed."""
+    from tests.reliability.test_hostile_clients import raw_request
+
+    settings = stack_settings(redis_server.url, tmp_path / "no-model", read_timeout=2.0, api_keys=GOOD)
+    api = ApiProcess(settings, tmp_path / "api.log").start(workers=1)
+    try:
+        for path, kind, field in (
+            ("/translate", "application/x-www-form-urlencoded", "error"),
+            ("/v2/translate", "application/json", "message"),
+        ):
+            head = f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: {kind}\r\nContent-Length: 100\r\n"
+            if path.startswith("/v2"):
+                head += f"Authorization: DeepL-Auth-Key {GOOD}\r\n"
+            status, _, body = raw_request(api.port, head.encode() + b"\r\nq=", timeout=20)  # the rest never comes
+            assert status == 408 and field in json.loads(body), (path, body)
+    finally:
+        api.stop()

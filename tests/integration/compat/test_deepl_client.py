@@ -34,6 +34,8 @@ def test_translate_text_one_and_many(compat_stack, translator):
 def test_translate_html_keeps_its_tags(compat_stack, translator):
     result = translator.translate_text("<p>你好</p>", target_lang="EN-US", tag_handling="html")
     assert result.text == f"<p>{native_translation(compat_stack, '你好')}</p>"
+    xml = translator.translate_text("<note><body>你好</body></note>", target_lang="EN-US", tag_handling="xml")
+    assert xml.text == f"<note><body>{native_translation(compat_stack, '你好')}</body></note>"
 
 
 def test_usage_and_languages(compat_stack, translator):
