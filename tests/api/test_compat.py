@@ -103,6 +103,8 @@ def test_a_job_not_done_in_the_wait_is_504_naming_it(make_app):
     app = make_app(wait_timeout=0.3).test_client()  # no worker
     answer = app.post("/v2/translate", json={"text": ["你好"], "target_lang": "EN-US"})
     assert answer.status_code == 504 and "/v1/jobs/" in answer.get_json()["message"]
+    libre = app.post("/translate", json={"q": "谢谢", "source": "zh", "target": "en"})
+    assert libre.status_code == 504 and "/v1/jobs/" in libre.get_json()["error"]
 
 
 def test_deepl_glossaries_are_per_key(keyed):

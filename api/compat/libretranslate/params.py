@@ -27,12 +27,13 @@ _STATUS = {
     ErrorCode.STORAGE_QUOTA_EXCEEDED: 429,
     ErrorCode.OVERLOADED: 503,
     ErrorCode.UNAVAILABLE: 503,
+    ErrorCode.TIMEOUT: 504,
 }
 
 
 def shape(code: ErrorCode, message: str, status: int) -> tuple[int, dict]:
     """LibreTranslate's status: 400 a bad request, 403 a bad key, 429 slow down; 503 (with Retry-After)
-    under back-pressure; 500 a translation that failed."""
+    under back-pressure, 504 a wait that ran out; 500 a translation that failed."""
     return _STATUS.get(code, 400 if status < 500 else 500), {"error": message}
 
 
