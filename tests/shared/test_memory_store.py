@@ -85,3 +85,15 @@ def test_the_index_finds_what_scoring_every_entry_finds(redis_server, tmp_path):
     for query, suggestions in zip(queries, found):
         full = memory_matching.best(query, entries.items(), 60)
         assert suggestions[0] == full[0]
+
+
+def test_use_renews_a_memory_and_its_account_entry(redis_server, tmp_path):
+    store, client = make(redis_server, tmp_path, memory_ttl=1000)
+    stored = store.create("alice", "m", "zh", "en", ENTRIES)
+    base, usage = Keys("transq:").memory("alice", stored.id), Keys("transq:").usage("alice")
+    for part in ("", ":x", ":e", ":g"):
+        client.expire(base + part, 10)
+    assert store.get("alice", stored.id) is not None  # as a job naming it does
+    assert all(client.ttl(base + part) > 900 for part in ("", ":x", ":e", ":g"))
+    (member, expiry), *_ = client.zrange(usage, 0, -1, withscores=True)
+    assert member == f"{stored.id}:m:{stored.bytes}" and expiry > client.time()[0] + 900
