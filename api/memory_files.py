@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ _XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 # Inline elements whose content is the original's markup (a tag, a placeholder), not text to translate;
 # <hi> and <sub> hold text.
 _CODES = {"bpt", "ept", "ph", "it", "ut"}
+_NOT_XML = re.compile("[\x00-\x08\x0e-\x1f\ufffe\uffff\ud800-\udfff]")  # what XML 1.0 text cannot hold
 _YIELD_EVERY = 5000  # parse events, or entries, between two chances for other requests to run
 
 
@@ -71,6 +73,8 @@ def read_memory_file(data: bytes, fmt: str, source: str, target: str, max_entrie
         if not src or not tgt:
             skipped += 1
             continue
+        if _NOT_XML.search(src) or _NOT_XML.search(tgt):  # (its export, TMX, could not hold them)
+            raise ValidationError(f"entry {number} holds a control character, which a memory cannot keep")
         if len(src) > max_chars or len(tgt) > max_chars:
             raise ValidationError(
                 f"entry {number} has a segment of {max(len(src), len(tgt))} characters; at most {max_chars} are "

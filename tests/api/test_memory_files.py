@@ -73,6 +73,8 @@ def test_wrong_pair_malformed_too_many_and_too_long():
         read("omegat.tmx", max_chars=20)
     with pytest.raises(ValidationError, match="one column|1 column"):
         read_memory_file("一\n二\n".encode(), "tsv", "zh", "en", 10, 100)
+    with pytest.raises(ValidationError, match="control character"):
+        read_memory_file("一\x01\tone\n".encode(), "tsv", "zh", "en", 10, 100)
     with pytest.raises(ValidationError, match="not UTF-8"):
         read_memory_file(b"\xff\xfe\t\x00", "csv", "zh", "en", 10, 100)
     with pytest.raises(ValidationError, match="format"):
