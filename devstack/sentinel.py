@@ -166,10 +166,20 @@ class SentinelCluster:
     def wait_settled(self, timeout: float = 60) -> None:
         """Until every sentinel knows two replicas and the two other sentinels."""
         deadline = time.monotonic() + timeout
-        while not all(s.settled(replicas=2) for s in self.sentinels):
+        while not (all(s.settled(replicas=2) for s in self.sentinels) and self._writable()):
             if time.monotonic() > deadline:
                 raise TimeoutError("the Sentinel cluster did not settle")
             time.sleep(0.1)
+
+    def _writable(self) -> bool:
+        """Whether the primary takes writes: enough of its replicas acknowledge (min-replicas-to-write)."""
+        try:
+            server = self.servers[self.primary_port()]
+            client = redis.Redis(server.host, server.port, password=self.password, socket_timeout=1)
+            found = client.info("replication")
+        except (redis.RedisError, AssertionError, KeyError):
+            return False
+        return found.get("role") == "master" and int(found.get("min_slaves_good_slaves", 1)) >= 1
 
     def primary_port(self) -> int:
         address = self.sentinels[0].master_address()
