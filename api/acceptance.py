@@ -80,10 +80,21 @@ def take_back(services: Services, job: Job, idempotency: Idempotency | None, why
 
 
 def rediscover(services: Services) -> None:
-    """Drop the job store's and the producer's pooled connections: the next ones go to the primary the
-    sentinels name now."""
+    """Drop the job store's idle pooled connections and the producer's: the next ones go to the primary the
+    sentinels name now (a connection in use is dropped when the next failure comes to it)."""
     rediscover_primary(services.redis)
-    services.celery.pool.force_close_all(close_pool=False)  # those in use too: a publish reconnects
+    pool = services.celery.pool
+    if not pool.limit:  # unpooled: every publish connects anew
+        return
+    idle = []
+    try:
+        while True:  # every connection no request holds (kombu makes new ones up to the limit)
+            idle.append(pool.acquire(block=False))
+    except pool.LimitExceeded:
+        pass
+    for connection in idle:
+        connection.collect()  # its transport and channel closed: its next use connects, asking the sentinels
+        connection.release()  # back to the pool
 
 
 def _enqueue(services: Services, job: Job) -> None:

@@ -60,7 +60,7 @@ def _synced(replica: RedisServer) -> bool:
 def _wait_is_blocked(primary: RedisServer) -> bool:
     """Whether a client of the primary is blocked in `WAIT` (the API waiting for a replica)."""
     clients = redis.Redis.from_url(primary.url, decode_responses=True).client_list()
-    return any(c.get("cmd") == "wait" for c in clients)
+    return any(c.get("cmd") == "wait" and "b" in c.get("flags", "") for c in clients)
 
 
 def _submit_into(client: TransqClient, key: str, answer: dict) -> None:
