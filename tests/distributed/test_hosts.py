@@ -50,14 +50,14 @@ def test_hosts_reach_each_other_cut_heal_kill_and_leave_nothing(network):
 def test_separated_hosts_lose_each_other_and_still_reach_the_rest(network):
     a, b, c = network.add_hosts("a", "b", "c")
     with network.inside(c):
-        server = RedisServer(host=a.address, launcher=a.launcher).start()
+        server = RedisServer(password="pw", host=a.address, launcher=a.launcher).start()
         try:
             network.separate(a, [b])
 
             def ping_from(host):  # a fresh connection made on `host`
                 with network.inside(host):
                     client = redis.Redis(
-                        host=a.address, port=server.port, socket_timeout=1, retry=Retry(NoBackoff(), 0)
+                        host=a.address, port=server.port, password="pw", socket_timeout=1, retry=Retry(NoBackoff(), 0)
                     )
                     return client.ping()
 
