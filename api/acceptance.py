@@ -12,6 +12,7 @@ primary (a pooled connection to a primary cut off from its sentinels and replica
 from __future__ import annotations
 
 import logging
+from typing import NoReturn
 
 import redis
 from kombu.exceptions import KombuError, OperationalError
@@ -30,7 +31,8 @@ STORE_FAILURES = (KombuError, OperationalError, redis.RedisError, OSError)
 
 
 class NotAccepted(Exception):
-    """The job was taken back: nothing of it is kept. `retry`: another primary may take it (worth one retry)."""
+    """The job was taken back: nothing of it is kept. `retry`: with sentinels, the primary they name after
+    rediscover() may take it (worth one retry)."""
 
     def __init__(self, message: str, retry: bool):
         super().__init__(message)
@@ -43,21 +45,23 @@ def accept(services: Services, job: Job, idempotency: Idempotency | None) -> Non
     try:
         if job.status in (JobStatus.QUEUED, JobStatus.PARSING):
             _enqueue(services, job)
-        replicated = _await_replica(services, job)
     except STORE_FAILURES as exc:
-        log.error("job %s: the broker failed while it was accepted: %r", job.id, exc, extra={"job_id": job.id})
-        take_back(services, job, idempotency, "the job store failed while the job was being accepted")
-        return
+        log.error("could not enqueue job %s: %r", job.id, exc, extra={"job_id": job.id})
+        take_back(services, job, idempotency, "the queue is unavailable")
+    try:
+        replicated = _await_replica(services, job)
+    except redis.RedisError as exc:
+        log.error("job %s: the job store failed while waiting for a replica: %r", job.id, exc, extra={"job_id": job.id})
+        take_back(services, job, idempotency, "the job store failed while waiting for a replica to acknowledge the job")
     if not replicated:
         log.error("no replica acknowledged job %s in time", job.id, extra={"job_id": job.id})
         take_back(services, job, idempotency, "no replica of the job store acknowledged the job in time")
 
 
-def take_back(services: Services, job: Job, idempotency: Idempotency | None, why: str) -> None:
+def take_back(services: Services, job: Job, idempotency: Idempotency | None, why: str) -> NoReturn:
     """Remove a job that is not accepted (its key, document and storage too): NotAccepted once a primary
     confirmed it, Unavailable naming the job when none did. With sentinels, a take-back the primary does not
-    answer is tried once more on the primary they name now, and the pooled connections are dropped either
-    way, so that a retry asks them again."""
+    answer is tried once more on the primary they name now."""
     sentinels = bool(services.settings.redis_sentinels)
     for attempt in range(2 if sentinels else 1):
         if attempt:
@@ -74,8 +78,6 @@ def take_back(services: Services, job: Job, idempotency: Idempotency | None, why
             f"read GET /v1/jobs/{job.id}",
             retry_after=5,
         )
-    if sentinels:
-        rediscover(services)
     raise NotAccepted(f"{why}; the job was not accepted", retry=sentinels)
 
 

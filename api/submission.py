@@ -10,7 +10,7 @@ import time
 
 import redis
 
-from api.acceptance import NotAccepted, accept, take_back
+from api.acceptance import NotAccepted, accept, rediscover, take_back
 from api.usage import Charge, charge
 from api.validation import TranslationRequest
 from shared.errors import IdempotencyMismatch, Overloaded, StorageQuotaExceeded, Unavailable
@@ -66,8 +66,9 @@ def submit(
     except NotAccepted as refused:
         if not refused.retry:
             raise Unavailable(refused.message, retry_after=5) from None
-        # with sentinels: the primary may have moved (acceptance dropped the pooled connections): once more
+        # with sentinels the primary may have moved, and pooled connections stay with the old one
         log.warning("%s: trying once more on the primary the sentinels name now", refused.message)
+        rediscover(services)
     try:
         return attempt()
     except NotAccepted as refused:
