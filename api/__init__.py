@@ -49,6 +49,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
     from api import (
         auth,
+        compat,
         detect,
         glossaries,
         health,
@@ -79,5 +80,6 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     for blueprint in blueprints:
         app.register_blueprint(blueprint)
     app.register_blueprint(glossaries.bp)
+    compat.init_app(app, settings)
     log.info("transq API ready: broker %s, model %s", describe_broker(settings), settings.model)
     return app

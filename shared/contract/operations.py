@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from shared.contract.compat_paths import compat_paths
 from shared.contract.glossary_paths import glossary_paths
 from shared.contract.requests import (
     FORM_FIELDS_BYTES,
@@ -189,4 +190,5 @@ def paths(settings: Settings) -> dict[str, Any]:
         },
         **service_paths(),
         **glossary_paths(),
+        **compat_paths(settings),
     }

@@ -39,6 +39,10 @@ class Settings(LimitSettings, RuntimeSettings):
     def api_key_list(self) -> list[str]:
         return [key.strip() for key in self.api_keys.split(",") if key.strip()]
 
+    @property
+    def compat_api_list(self) -> list[str]:
+        return [name.strip().lower() for name in self.compat_apis.split(",") if name.strip()]
+
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None, **overrides: Any) -> Settings:
         """Every field from TRANSQ_<NAME> or the file TRANSQ_<NAME>_FILE names (a secret); overrides win."""

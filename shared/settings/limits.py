@@ -188,6 +188,11 @@ class LimitSettings:
         "Connections one client address (IPv6: its /64) may hold per API process; more get 429 (0: no limit; "
         "behind a reverse proxy every client has the proxy's address: raise it, or 0).",
     )
+    compat_apis: str = setting(
+        "deepl,libretranslate",
+        "The other services' APIs the server also speaks (api/compat): comma-separated `deepl` (DeepL API v2 under "
+        "/v2/) and `libretranslate` (/translate, /detect, /languages, ...); empty: neither.",
+    )
     log_format: str = setting("text", "`text` or `json` (one JSON object per line).")
     log_level: str = setting("INFO", "Logging level.")
     test_hooks: bool = setting(False, "Test-only behaviour (a poison sentence kills the worker). Never in production.")
