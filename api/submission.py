@@ -199,7 +199,7 @@ def _create(
             document_source=request.source,
             document_ttl=settings.document_ttl,
         )
-    except redis.RedisError as exc:  # stored or not: take it back, so that "not accepted" is true
+    except (redis.ConnectionError, redis.TimeoutError) as exc:  # stored or not: take it back ("not accepted" is true)
         log.error("job %s: the job store failed while it was stored: %r", job.id, exc, extra={"job_id": job.id})
         try:
             take_back(services, job, idempotency, "the job store failed while the job was being stored")
