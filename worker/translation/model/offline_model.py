@@ -98,8 +98,8 @@ def make_test_model(
     source, _, target = pair.partition("-")
     if {source, target} != {"zh", "en"}:
         raise ValueError(f"the offline test model translates zh-en or en-zh, not {pair!r}")
-    teach = behaviour == "copy" and shape == "tiny"
-    if teach and not build and not zh_lines:
+    copies = behaviour == "copy" and shape == "tiny"
+    if copies and not build and not zh_lines:
         return _shipped_copy_model(folder, source, target, num_beams)
     import torch
     from transformers import MarianConfig, MarianMTModel
@@ -113,7 +113,7 @@ def make_test_model(
     }
     small = shape == "tiny"
     everything = copy_corpus(corpora["zh"][0])
-    if teach:  # one sentencepiece model on both sides, every character of every corpus in it, no normalisation
+    if copies:  # one sentencepiece model on both sides, every character of every corpus in it, no normalisation
         train_spm(everything, folder / "source", COPY_VOCABULARY, 1.0, exact=True)
         shutil.copyfile(folder / "source.model", folder / "target.model")
     else:
@@ -130,7 +130,7 @@ def make_test_model(
     vocab: dict[str, int] = {"</s>": 0, "<unk>": 1}
     for piece in spm_pieces(folder / "source.spm") + spm_pieces(folder / "target.spm"):
         vocab.setdefault(piece, len(vocab))
-    dims = dict(SHAPES["copy" if teach else shape])
+    dims = dict(SHAPES["copy" if copies else shape])
     size = dims.pop("vocab_size") or len(vocab) + 1
     filler = 0
     while len(vocab) < size - 1:
@@ -172,7 +172,7 @@ def make_test_model(
     torch.manual_seed(seed)
     model = MarianMTModel(config)
     model.generation_config = opus_generation_config(pad, num_beams)
-    if teach:
+    if copies:
         from worker.translation.model.copy_construction import construct_copy_model
 
         construct_copy_model(model)
