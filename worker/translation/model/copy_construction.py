@@ -30,7 +30,10 @@ import torch
 POSITION_FREQUENCIES = 16  # K: the margin between a position and its neighbours is 3.2 (at distance 1)
 CODE_SEED = 20261203
 ALIGN = 40.0  # the attention logits' scale: each position's neighbours get about e^-30 of its weight
-SHARPNESS = 4.0  # the output layer's scale: the copied piece leads every other by about 30 logits
+# The output layer's scale: the copied piece leads every other by about 9 logits, so it is always the choice
+# (greedy or beam), with a probability of about 0.8: confidence scores (mean log-probabilities) near -0.2,
+# above TRANSQ_LOW_CONFIDENCE's -1 and differing a little from sentence to sentence, as a trained model's do.
+SHARPNESS = 1.15
 
 
 def dimensions(d_model: int) -> tuple[list[int], list[int], list[int]]:
