@@ -18,7 +18,7 @@ product of two positions' highest K frequencies is largest, by a margin of at le
   source's piece at that position, then its </s>. The feed-forward layers are zero.
 
 Every weight matrix holds one value and zeros, so int8 quantization keeps it exact. Building takes a
-second; tests/worker/translation/model/test_offline_model.py checks exact copies of text it never saw.
+second or two of CPU; tests/worker/translation/model/test_offline_model.py checks exact copies of text it never saw.
 """
 
 from __future__ import annotations
@@ -30,9 +30,10 @@ import torch
 POSITION_FREQUENCIES = 16  # K: the margin between a position and its neighbours is 3.2 (at distance 1)
 CODE_SEED = 20261203
 ALIGN = 40.0  # the attention logits' scale: each position's neighbours get about e^-30 of its weight
-# The output layer's scale: the copied piece leads every other by about 9 logits, so it is always the choice
-# (greedy or beam), with a probability of about 0.8: confidence scores (mean log-probabilities) near -0.2,
-# above TRANSQ_LOW_CONFIDENCE's -1 and differing a little from sentence to sentence, as a trained model's do.
+# The output layer's scale: the copied piece's logit is about 9, the others' scatter around 0 (their codes'
+# dot products), so it is always the choice (greedy or beam), with a probability of about 0.86: confidence
+# scores (mean log-probabilities) near -0.15, above TRANSQ_LOW_CONFIDENCE's -1 and differing a little from
+# sentence to sentence, as a trained model's do (at 4 every score was 0.0).
 SHARPNESS = 1.15
 
 
