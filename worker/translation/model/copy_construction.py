@@ -30,11 +30,13 @@ import torch
 POSITION_FREQUENCIES = 16  # K: the margin between a position and its neighbours is 3.2 (at distance 1)
 CODE_SEED = 20261203
 ALIGN = 40.0  # the attention logits' scale: each position's neighbours get about e^-30 of its weight
-# The output layer's scale: the copied piece's logit is about 9, the others' scatter around 0 (their codes'
-# dot products), so it is always the choice (greedy or beam), with a probability of about 0.86: confidence
-# scores (mean log-probabilities) near -0.15, above TRANSQ_LOW_CONFIDENCE's -1 and differing a little from
-# sentence to sentence, as a trained model's do (at 4 every score was 0.0).
-SHARPNESS = 1.15
+# The output layer's scale: the copied piece's logit is about 14, the others' scatter around 0 (their codes'
+# dot products), so it is always the choice (greedy or beam), with a probability of about 0.998: confidence
+# scores (mean log-probabilities) near -0.002, never under TRANSQ_LOW_CONFIDENCE's -1, a little different
+# from sentence to sentence. Not sharper: at 4 every score was 0.0 in float32. Not flatter: int8 quantizes
+# a batch's activations with one scale, so a sentence's logits move a little with its batch neighbours
+# (about 0.04), and at 1.15 (probability 0.86) its score moved by up to 0.0035 (here about 0.0001).
+SHARPNESS = 1.8
 
 
 def dimensions(d_model: int) -> tuple[list[int], list[int], list[int]]:
