@@ -26,6 +26,13 @@ worker_connections = int(os.environ.get("GUNICORN_CONNECTIONS", "1000"))
 # Keep-alive on. The worker bounds each request's reads itself (api.connection_guard: TRANSQ_READ_TIMEOUT,
 # TRANSQ_REQUEST_TIMEOUT, TRANSQ_BODY_MIN_RATE, TRANSQ_HEADER_BYTES), an idle connection's wait included.
 keepalive = max(1, int(_settings.read_timeout))
+# No control socket (gunicornc, gunicorn >= 25.1; older ones ignore the name): its default,
+# $HOME/.gunicorn/gunicorn.ctl, cannot be made under a read-only root file system (the Kubernetes pods'), which
+# gunicorn logged as an error at every start, and the API is never managed through it. GUNICORN_CONTROL_SOCKET
+# names a writable path to have one.
+control_socket_disable = not os.environ.get("GUNICORN_CONTROL_SOCKET")
+if os.environ.get("GUNICORN_CONTROL_SOCKET"):
+    control_socket = os.environ["GUNICORN_CONTROL_SOCKET"]
 timeout = 30
 graceful_timeout = 30
 # gunicorn's defaults, named here because docs/api.md documents them: a 4094-byte request line,

@@ -80,12 +80,12 @@ def dev_main(repeat: int, rebuild: bool) -> None:
             sorted(bare)[len(bare) // 2],
         ],
     ]
-    if rebuild:  # what the first `transq dev` did before the model shipped: build it (once)
+    if rebuild:  # constructing the copy model instead of copying the shipped one (once)
         with tempfile.TemporaryDirectory() as tmp:
             built.append(
-                seconds_to_run([sys.executable, "-m", "worker.translation.model.offline_model", tmp + "/m", "--train"])
+                seconds_to_run([sys.executable, "-m", "worker.translation.model.offline_model", tmp + "/m", "--build"])
             )
-        rows.append(["old first start: building the copy model (--train), once", built[0], built[0]])
+        rows.append(["building the copy model (--build), once", built[0], built[0]])
     print(f"\nthe shipped offline test model, {repeat} runs each; {machine()}\n")
     print(table(["what", "best s", "median s"], rows))
 

@@ -195,7 +195,7 @@ def test_the_worker_image_bakes_its_model_from_whole_packages():
     for path in model.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(("worker", "shared")):
-                if path.name in ("offline_model.py", "copy_training.py", "model_shapes.py"):
+                if path.name in ("offline_model.py", "copy_construction.py", "model_shapes.py"):
                     assert node.module.startswith("worker.translation.model"), f"{path.name} imports {node.module}"
 
 

@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     make.add_argument("--shape", choices=["tiny", "opus"], default="tiny")
     make.add_argument("--pair", choices=["zh-en", "en-zh"], default="zh-en", help="the language pair it translates")
     make.add_argument(
-        "--train", action="store_true", help="train the copy model again from its corpora (minutes), not copy it"
+        "--build", action="store_true", help="construct the copy model again (seconds), not copy the shipped one"
     )
 
     translate = commands.add_parser("translate", help="translate a file through the HTTP API")
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
             args.shape,
             "--pair",
             args.pair,
-            *(["--train"] if args.train else []),
+            *(["--build"] if args.build else []),
         ]
         return subprocess.run(command, check=False).returncode
     if args.command == "key-id":

@@ -42,7 +42,7 @@ _OPUS_NAME = re.compile(r"opus-mt-([a-z]{2,3})-([a-z]{2,3})$")
 
 @dataclass(frozen=True)
 class Route:
-    key: str  # names the route's queue and pending set: "<pair>-<digest of model and generation settings>"
+    key: str  # names the route's queue and pending set: TRANSQ_ROUTE, or "<pair>-<digest of model and settings>"
     model: str
     source: str
     target: str
@@ -79,7 +79,10 @@ def language_pair(settings: Settings) -> tuple[str, str]:
 
 @lru_cache(maxsize=64)
 def route_for(settings: Settings) -> Route:
-    """The route of a worker started with `settings` (computed without loading the model)."""
+    """The route of a worker started with `settings` (computed without loading the model): named by
+    TRANSQ_ROUTE when it is set (an operator names the keys an autoscaler watches), else by its pair and a
+    digest of the model and generation settings (two fleets of one pair with different settings never
+    share a queue unless named alike)."""
     source, target = language_pair(settings)
     generation = [
         settings.model,
@@ -91,7 +94,7 @@ def route_for(settings: Settings) -> Route:
         settings.device,
     ]
     digest = hashlib.sha256(json.dumps(generation).encode()).hexdigest()[:10]
-    return Route(f"{source}-{target}-{digest}", settings.model, source, target)
+    return Route(settings.route or f"{source}-{target}-{digest}", settings.model, source, target)
 
 
 def main() -> None:

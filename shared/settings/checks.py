@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from typing import TYPE_CHECKING
+from urllib.parse import unquote, urlsplit
 
 from shared.callback_hosts import parse_host_list
 
@@ -14,6 +15,10 @@ if TYPE_CHECKING:
 
 
 MAX_KEY_PREFIX = 64
+# What a committed example holds where a credential goes (deploy/kubernetes's `change-me`): never a real one.
+PLACEHOLDER = re.compile(
+    r"(change|replace|set)[-_ .]?(me|it|this)|placeholder|example|^(secret|password|x+|\*+)$", re.I
+)
 
 
 def check(settings: Settings) -> None:
@@ -43,6 +48,11 @@ def check(settings: Settings) -> None:
     unknown = set(settings.compat_api_list) - {"deepl", "libretranslate"}
     if unknown:
         raise ValueError(f"TRANSQ_COMPAT_APIS={settings.compat_apis!r}: expected deepl, libretranslate or both")
+    if settings.route and not re.fullmatch(r"[a-z0-9][a-z0-9._-]{0,62}", settings.route):
+        raise ValueError(
+            f"TRANSQ_ROUTE={settings.route!r}: expected at most 63 lowercase letters, digits, '.', '_' or '-' "
+            "(such as zh-en), starting with a letter or digit"
+        )
     if settings.default_pair and not re.fullmatch(r"[a-z]{2,3}-[a-z]{2,3}", settings.default_pair):
         raise ValueError(f"TRANSQ_DEFAULT_PAIR={settings.default_pair!r}: expected a pair such as zh-en")
     positive = (
@@ -88,6 +98,7 @@ def check(settings: Settings) -> None:
         raise ValueError("TRANSQ_CALLBACK_SECRET: at least 16 characters (or empty: callbacks off)")
     if settings.connections_per_client < 0:
         raise ValueError(f"TRANSQ_CONNECTIONS_PER_CLIENT={settings.connections_per_client}: 0 (no limit) or more")
+    _check_production(settings)
     if settings.request_timeout < settings.read_timeout:
         raise ValueError(
             f"TRANSQ_REQUEST_TIMEOUT={settings.request_timeout:g} must be at least "
@@ -102,4 +113,27 @@ def _check_key_prefix(prefix: str) -> None:
         raise ValueError(
             f"TRANSQ_KEY_PREFIX={prefix!r}: expected at most {MAX_KEY_PREFIX} characters, none of them whitespace "
             "or a control character (such as transq: or team-a:transq:)"
+        )
+
+
+def _check_production(settings: Settings) -> None:
+    """TRANSQ_PRODUCTION: API keys required, and no credential a placeholder (the values are never shown)."""
+    if not settings.production:
+        return
+    problems = [] if settings.api_key_list else ["TRANSQ_API_KEYS is empty (anyone could use the API)"]
+    secrets = {
+        "TRANSQ_API_KEYS": settings.api_key_list,
+        "TRANSQ_CALLBACK_SECRET": [settings.callback_secret],
+        "TRANSQ_METRICS_TOKEN": [settings.metrics_token],
+        "TRANSQ_KEY_ID_SECRET": [settings.key_id_secret],
+        "TRANSQ_REDIS_URL": [unquote(urlsplit(settings.redis_url).password or "")],
+        "TRANSQ_CACHE_URL": [unquote(urlsplit(settings.cache_url).password or "")],
+    }
+    problems += [
+        f"{name} holds a placeholder" for name, values in secrets.items() if any(map(PLACEHOLDER.search, values))
+    ]
+    if problems:
+        raise ValueError(
+            "TRANSQ_PRODUCTION=1: refusing to start: " + "; ".join(problems) + " (set real ones: docs/deployment.md, "
+            '"Secrets")'
         )

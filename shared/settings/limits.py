@@ -195,4 +195,10 @@ class LimitSettings:
     )
     log_format: str = setting("text", "`text` or `json` (one JSON object per line).")
     log_level: str = setting("INFO", "Logging level.")
+    production: bool = setting(
+        False,
+        "Refuse to start without API keys, or with a placeholder (`change-me` and the like) as an API key, "
+        "TRANSQ_CALLBACK_SECRET, TRANSQ_METRICS_TOKEN, TRANSQ_KEY_ID_SECRET or a Redis URL's password; "
+        'deploy/kubernetes sets it (docs/deployment.md, "Secrets").',
+    )
     test_hooks: bool = setting(False, "Test-only behaviour (a poison sentence kills the worker). Never in production.")

@@ -53,6 +53,12 @@ class RuntimeSettings:
         "The pair the model translates, `zh-en`; empty: read from the model (its tokenizer config, or an "
         "opus-mt-xx-yy name), else TRANSQ_SOURCE_LANG-TRANSQ_TARGET_LANG.",
     )
+    route: str = setting(
+        "",
+        "The route's name, which names its workers' queue and pending set (`<prefix>pending:<route>`) and its "
+        "/metrics label: set it where an autoscaler watches them (deploy/kubernetes sets it per route). Empty: "
+        "`<pair>-<digest of the model and its generation settings>`. The API's own route takes it too.",
+    )
     default_pair: str = setting(
         "zh-en",
         "The pair a request that names neither source_lang nor target_lang goes to when several pairs are "

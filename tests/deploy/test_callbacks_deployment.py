@@ -10,6 +10,7 @@ import yaml
 
 from shared.settings import Settings
 from tests.deploy.conftest import ROOT, by_name, environment
+from tests.deploy.secrets import filled
 from tests.deploy.test_kubernetes import workers
 from tests.deploy.test_kubernetes_services import COMPOSE
 from worker.callbacks.deliverer import ALIVE_FILE
@@ -25,8 +26,8 @@ def test_the_callback_deliverer_runs_in_every_overlay_with_the_workers_image_and
     assert container["image"] == workers(docs)[0]["spec"]["template"]["spec"]["containers"][0]["image"]
     assert container["envFrom"] == api["envFrom"]  # the API checks callback URLs with the same settings
     env = environment(docs, container)
-    settings = Settings.from_env(env)
-    assert settings.redis_url == Settings.from_env(environment(docs, api)).redis_url
+    settings = Settings.from_env(filled(env))
+    assert settings.redis_url == Settings.from_env(filled(environment(docs, api))).redis_url
     for name in ("TRANSQ_CALLBACK_DEADLINE", "TRANSQ_CALLBACK_ALLOW_HTTP_HOSTS", "TRANSQ_CALLBACK_ALLOW_PRIVATE_HOSTS"):
         assert name in env, name
     secret = by_name(docs, "Secret", next(s["secretRef"]["name"] for s in container["envFrom"] if "secretRef" in s))

@@ -19,6 +19,7 @@ from shared.routing.routes import route_for
 from shared.settings import Settings
 from shared.store.keys import Keys
 from tests.deploy.conftest import KUBE, OVERLAYS, SETTINGS, by_name, environment, of_kind, render, tool
+from tests.deploy.secrets import filled
 
 
 def test_the_overlays_are_there():
@@ -86,7 +87,7 @@ def test_the_settings_are_transq_settings(rendered):
             if container["image"].startswith("transq-"):
                 env = environment(docs, container)
                 assert {k for k in env if k.startswith("TRANSQ_")} <= SETTINGS | {"TRANSQ_WORKER_ID_FILE"}
-                Settings.from_env(env)  # every value parses
+                Settings.from_env(filled(env))  # every value parses
 
 
 def workers(docs: list[dict]) -> list[dict]:
@@ -101,7 +102,7 @@ def test_each_route_has_a_worker_deployment_scaled_on_its_own_pending_set_and_bu
     assert workers(docs)
     for deployment in workers(docs):
         (container,) = deployment["spec"]["template"]["spec"]["containers"]
-        settings = Settings.from_env(environment(docs, container))
+        settings = Settings.from_env(filled(environment(docs, container)))
         route = route_for(settings)
         routes.add(route.key)
         obj = scaled.pop(deployment["metadata"]["name"])
@@ -116,7 +117,7 @@ def test_each_route_has_a_worker_deployment_scaled_on_its_own_pending_set_and_bu
         assert int(port) == (broker.port or 6379)
         assert int(redis_trigger.get("databaseIndex", 0)) == int(broker.path.strip("/") or 0)
         # with the broker's password, from the worker container's environment
-        assert environment(docs, container)[redis_trigger["passwordFromEnv"]] == (broker.password or "")
+        assert filled(environment(docs, container))[redis_trigger["passwordFromEnv"]] == (broker.password or "")
         # busy workers, by route, from the API's /metrics (Prometheus text), through a Service KEDA can reach
         assert busy["metadata"]["format"] == "prometheus"
         assert busy["metadata"]["valueLocation"] == f'transq_route_workers_busy{{route="{route.key}"}}'
@@ -161,7 +162,7 @@ def test_probes_resources_security_and_disruption_budgets(rendered):
             assert container[probe]["exec"]["command"] == ["python3", "-m", "worker.translation.liveness.healthcheck"]
         # docs/benchmarks.md, "Memory sizing", for opus-mt, int8: (peak + 128 MiB headroom) x 1.25 = 1024 MiB
         # at beam 1, 1152 at 4
-        beams = Settings.from_env(environment(docs, container)).num_beams
+        beams = Settings.from_env(filled(environment(docs, container))).num_beams
         assert beams in (1, 4)
         assert container["resources"]["limits"]["memory"] == {1: "1Gi", 4: "1152Mi"}[beams]
         assert container["resources"]["limits"]["cpu"] == container["resources"]["requests"]["cpu"]

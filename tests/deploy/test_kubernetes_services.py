@@ -15,6 +15,7 @@ import yaml
 from devstack.redis_server import free_port, redis_server_binary, stop_process
 from shared.settings import Settings
 from tests.deploy.conftest import ROOT, by_name, environment, expand, render
+from tests.deploy.secrets import filled
 from tests.deploy.test_kubernetes import workers
 
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
@@ -45,8 +46,8 @@ def test_the_document_stage_runs_in_every_overlay_with_the_workers_image_and_the
     assert container["image"] == workers(docs)[0]["spec"]["template"]["spec"]["containers"][0]["image"]
     assert container["envFrom"] == api["envFrom"]
     env = environment(docs, container)
-    settings = Settings.from_env(env)
-    assert settings.redis_url == Settings.from_env(environment(docs, api)).redis_url
+    settings = Settings.from_env(filled(env))
+    assert settings.redis_url == Settings.from_env(filled(environment(docs, api))).redis_url
     for name in ("TRANSQ_DOCUMENT_TIME_LIMIT", "TRANSQ_DOCUMENT_MEMORY_MB", "TRANSQ_DOCUMENT_TTL"):
         assert name in env, name
     # compose's defaults, in Kubernetes units: DOCUMENT_MEMORY 1536m, DOCUMENT_CPUS 1

@@ -1,6 +1,8 @@
 """Glossaries: validation and limits, digest, matching (longest first, word boundaries, case), placeholders
 and their restoring, and the fallback, the last through the shipped copy model's tokenizer and int8 engine."""
 
+from pathlib import Path
+
 import pytest
 
 from shared.settings import Settings
@@ -8,6 +10,8 @@ from shared.store.sentence_cache import glossary_namespace
 from shared.text.glossary import Glossary, GlossaryError
 from shared.text.term_protection import insert_terms, join_parts, protect, restore, translate_with_glossary
 from worker.translation.model.offline_model import COPY_MODEL
+
+ROOT = Path(__file__).resolve().parents[2]
 
 SETTINGS = Settings(glossary_max_terms=5, glossary_max_term_chars=16)
 
@@ -203,3 +207,14 @@ def test_the_fallback_through_the_engine_keeps_the_terms_and_leaks_no_placeholde
 
     out = translate_with_glossary(dropping, ["今天北京的天气很好。"], glossary)
     assert out == ["今天Beijing的天气很好。"]
+
+
+def test_the_glossary_example_of_the_api_manual_gives_what_it_says(engine):
+    """docs/api.md, Glossaries: `今天北京的天气很好。我们在GitHub上见。` with {"北京": "Beijing", "GitHub": "GitHub"}."""
+    from worker.translation.model.text_batches import translate_texts
+
+    glossary = Glossary.of({"北京": "Beijing", "GitHub": "GitHub"})
+    sentences = ["今天北京的天气很好。", "我们在GitHub上见。"]
+    out = translate_with_glossary(lambda texts: translate_texts(engine, texts), sentences, glossary)
+    assert "".join(out) == "今天Beijing的天气很好。我们在GitHub上见。"
+    assert "`今天Beijing的天气很好。我们在GitHub上见。`" in (ROOT / "docs" / "api.md").read_text(encoding="utf-8")

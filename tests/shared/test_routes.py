@@ -41,3 +41,19 @@ def test_one_model_with_other_generation_settings_is_another_route():
 def test_settings_refuse_values_the_service_cannot_run_with(values, named):
     with pytest.raises(ValueError, match=named):
         Settings(**values)
+
+
+def test_a_named_route_keeps_its_key_whatever_the_model_or_its_settings():
+    """TRANSQ_ROUTE: the key an autoscaler watches, readable off a deployment's manifest."""
+    named = route_for(Settings(model="Helsinki-NLP/opus-mt-zh-en", route="zh-en"))
+    assert named.key == "zh-en" and named.pair == "zh-en"
+    assert route_for(Settings(model="/opt/model", languages="zh-en", num_beams=4, route="zh-en")).key == "zh-en"
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["ZH-EN", "zh en", "zh-en\n", "-zh", "a" * 64, "zh:en", "zh/en", "zh-en*", "中文", "zh-en\x00"],
+)
+def test_a_route_name_that_cannot_name_a_key_is_refused_naming_the_variable(name):
+    with pytest.raises(ValueError, match="TRANSQ_ROUTE="):
+        Settings(route=name)

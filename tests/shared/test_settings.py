@@ -37,3 +37,34 @@ def test_a_key_prefix_with_whitespace_a_control_character_or_too_long_is_refused
 def test_a_sane_key_prefix_is_taken():
     for prefix in ("transq:", "team-a:transq:", "t1", "翻译:"):
         assert Settings.from_env({"TRANSQ_KEY_PREFIX": prefix}).key_prefix == prefix
+
+
+REAL = "0123456789abcdef0123456789abcdef"
+
+
+@pytest.mark.parametrize(
+    "values, problem",
+    [
+        ({}, "TRANSQ_API_KEYS is empty"),
+        ({"api_keys": " , "}, "TRANSQ_API_KEYS is empty"),
+        ({"api_keys": f"{REAL},change-me"}, "TRANSQ_API_KEYS holds a placeholder"),
+        ({"api_keys": REAL, "redis_url": "redis://:change-me@redis:6379/0"}, "TRANSQ_REDIS_URL holds a placeholder"),
+        ({"api_keys": REAL, "cache_url": "redis://u:CHANGEME@cache:6379/0"}, "TRANSQ_CACHE_URL holds a placeholder"),
+        ({"api_keys": REAL, "redis_url": "redis://:replace%2Dme@redis/0"}, "TRANSQ_REDIS_URL holds a placeholder"),
+        ({"api_keys": REAL, "callback_secret": "change-me-to-a-long-secret"}, "TRANSQ_CALLBACK_SECRET holds"),
+        ({"api_keys": REAL, "metrics_token": "password"}, "TRANSQ_METRICS_TOKEN holds a placeholder"),
+        ({"api_keys": REAL, "key_id_secret": "example"}, "TRANSQ_KEY_ID_SECRET holds a placeholder"),
+    ],
+)
+def test_production_refuses_no_api_keys_and_placeholder_credentials_without_showing_them(values, problem):
+    with pytest.raises(ValueError, match="TRANSQ_PRODUCTION=1: refusing to start") as refused:
+        Settings(production=True, **values)
+    assert problem in str(refused.value)
+    for secret in ("change-me", "CHANGEME", "replace", "password", "example"):
+        assert secret not in str(refused.value).replace("TRANSQ_", "")
+
+
+def test_production_takes_real_credentials_and_development_takes_anything():
+    Settings(production=True, api_keys=REAL, redis_url=f"redis://:{REAL}@redis.example.internal:6379/0")
+    Settings(redis_url="redis://:change-me@redis:6379/0")  # not production: as compose and transq dev run
+    assert Settings.from_env({"TRANSQ_PRODUCTION": "1", "TRANSQ_API_KEYS": REAL}).production

@@ -1,5 +1,5 @@
-"""The offline test model's shapes (worker.translation.model.offline_model): tiny for tests, copy for the model taught
-to copy, opus for opus-mt-zh-en's exact shape (the benchmarks')."""
+"""The offline test model's shapes (worker.translation.model.offline_model): tiny for tests, copy for the model
+that copies, opus for opus-mt-zh-en's exact shape (the benchmarks')."""
 
 SHAPES = {
     "tiny": dict(
@@ -12,14 +12,14 @@ SHAPES = {
         decoder_ffn_dim=64,
         vocab_size=0,
     ),
-    "copy": dict(  # the tiny model taught to copy: wide enough to tell its 1500 pieces apart after int8
-        d_model=64,
+    "copy": dict(  # the copy model (worker.translation.model.copy_construction): one head, no feed-forward work
+        d_model=256,
         encoder_layers=1,
         decoder_layers=1,
-        encoder_attention_heads=4,
-        decoder_attention_heads=4,
-        encoder_ffn_dim=128,
-        decoder_ffn_dim=128,
+        encoder_attention_heads=1,
+        decoder_attention_heads=1,
+        encoder_ffn_dim=4,
+        decoder_ffn_dim=4,
         vocab_size=0,
     ),
     "opus": dict(

@@ -5,14 +5,15 @@ the same files (source.spm, target.spm, vocab.json with <pad> last, config.json,
 generation_config.json, weights). Two shapes: `tiny` for tests and demos, `opus` for the
 exact opus-mt-zh-en shape (77.9 M parameters, random weights) used by the benchmarks.
 
-Random weights translate every input into the same long loop of pieces. So the tiny model is
-taught to copy its input (worker.translation.model.copy_training): its "translation" of a sentence is that sentence,
-character for character, so outputs are short, tell sentences apart and show real per-sentence
-output. That training takes minutes, so its result ships with the package in worker/translation/model/data/copy-model
-(zh-en; en-zh is the same model with its pair swapped: it copies either language) and
-`make_test_model` copies those files; `train=True` (`--train`) builds them again from the corpora
-(`python -m worker.translation.model.offline_model worker/translation/model/data/copy-model --train`). `behaviour="random"` keeps the
-untrained, looping model (the test of the degenerate-output guard uses it).
+Random weights translate every input into the same long loop of pieces. So the tiny model copies its
+input: its "translation" of any text is that text, character for character (its weights are constructed,
+not trained: worker.translation.model.copy_construction; its tokenizer falls back to bytes, so every
+character, emoji included, has pieces). Outputs are short, tell sentences apart and show real
+per-sentence output. It ships with the package in worker/translation/model/data/copy-model (zh-en;
+en-zh is the same model with its pair swapped: it copies either language) and `make_test_model` copies
+those files; `build=True` (`--build`, a second or two) constructs them again
+(`python -m worker.translation.model.offline_model worker/translation/model/data/copy-model --build`).
+`behaviour="random"` keeps the untrained, looping model (the test of the degenerate-output guard uses it).
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ from worker.translation.model.model_shapes import SHAPES
 log = logging.getLogger(__name__)
 
 DATA = Path(__file__).parent / "data"
-COPY_MODEL = DATA / "copy-model"  # the copy model, built by `make_test_model(COPY_MODEL, train=True)`
-COPY_VOCABULARY = 1500  # one sentencepiece model for both sides: every character of the corpora, and pieces
+COPY_MODEL = DATA / "copy-model"  # the copy model, built by `make_test_model(COPY_MODEL, build=True)`
+COPY_VOCABULARY = 1500  # one sentencepiece model for both sides: every character of the corpora, pieces,
+BYTES = 256  # and a piece per byte, for every other character (byte fallback)
 
 
 def train_spm(
@@ -41,8 +43,9 @@ def train_spm(
     exact: bool = False,
     extra_pieces: Sequence[str] = (),
 ) -> None:
-    """`exact`: no normalisation (text comes back as it went in, full-width punctuation included);
-    `extra_pieces`: whole pieces added to the vocabulary."""
+    """`exact`: no normalisation (text comes back as it went in, full-width punctuation and runs of spaces
+    included) and byte pieces for any character outside the vocabulary; `extra_pieces`: whole pieces added
+    to the vocabulary."""
     import sentencepiece as spm
 
     with tempfile.NamedTemporaryFile("w", suffix=".txt", encoding="utf-8", delete=False) as handle:
@@ -51,7 +54,7 @@ def train_spm(
     spm.SentencePieceTrainer.train(
         input=corpus,
         model_prefix=str(prefix),
-        vocab_size=vocab_size + len(extra_pieces),
+        vocab_size=vocab_size + len(extra_pieces) + (BYTES if exact else 0),
         user_defined_symbols=list(extra_pieces),
         character_coverage=coverage,
         model_type="unigram",
@@ -63,6 +66,8 @@ def train_spm(
         minloglevel=2,
         num_threads=1,
         normalization_rule_name="identity" if exact else "nmt_nfkc",
+        remove_extra_whitespaces=not exact,
+        byte_fallback=exact,
     )
     Path(corpus).unlink()
 
@@ -82,19 +87,19 @@ def make_test_model(
     seed: int = 0,
     pair: str = "zh-en",
     behaviour: str = "copy",
-    train: bool = False,
+    build: bool = False,
     target_words: int = 0,
 ) -> Path:
     """Write a MarianMT model of `shape` translating `pair` (zh-en or en-zh) into `folder`; return it.
-    `behaviour`: "copy" (the tiny shape only: taught to copy its input; the shipped copy model unless
-    `train` or `zh_lines` ask for a new one) or "random" (untrained). `target_words`: that many extra
+    `behaviour`: "copy" (the tiny shape only: copies its input; the shipped copy model unless `build` or
+    `zh_lines` ask for a new one) or "random" (untrained). `target_words`: that many extra
     whole-word pieces in target.spm (a target vocabulary of opus-mt's size)."""
     folder = Path(folder)
     source, _, target = pair.partition("-")
     if {source, target} != {"zh", "en"}:
         raise ValueError(f"the offline test model translates zh-en or en-zh, not {pair!r}")
-    teach = behaviour == "copy" and shape == "tiny"
-    if teach and not train and not zh_lines:
+    copies = behaviour == "copy" and shape == "tiny"
+    if copies and not build and not zh_lines:
         return _shipped_copy_model(folder, source, target, num_beams)
     import torch
     from transformers import MarianConfig, MarianMTModel
@@ -108,7 +113,7 @@ def make_test_model(
     }
     small = shape == "tiny"
     everything = copy_corpus(corpora["zh"][0])
-    if teach:  # one sentencepiece model on both sides, every character of every corpus in it, no normalisation
+    if copies:  # one sentencepiece model on both sides, every character of every corpus in it, no normalisation
         train_spm(everything, folder / "source", COPY_VOCABULARY, 1.0, exact=True)
         shutil.copyfile(folder / "source.model", folder / "target.model")
     else:
@@ -125,7 +130,7 @@ def make_test_model(
     vocab: dict[str, int] = {"</s>": 0, "<unk>": 1}
     for piece in spm_pieces(folder / "source.spm") + spm_pieces(folder / "target.spm"):
         vocab.setdefault(piece, len(vocab))
-    dims = dict(SHAPES["copy" if teach else shape])
+    dims = dict(SHAPES["copy" if copies else shape])
     size = dims.pop("vocab_size") or len(vocab) + 1
     filler = 0
     while len(vocab) < size - 1:
@@ -167,10 +172,10 @@ def make_test_model(
     torch.manual_seed(seed)
     model = MarianMTModel(config)
     model.generation_config = opus_generation_config(pad, num_beams)
-    if teach:
-        from worker.translation.model.copy_training import teach_to_copy
+    if copies:
+        from worker.translation.model.copy_construction import construct_copy_model
 
-        teach_to_copy(model, folder, everything, seed)
+        construct_copy_model(model)
     model.save_pretrained(folder)
     _readable(folder)
     log.info(
@@ -185,8 +190,8 @@ def make_test_model(
 
 
 def copy_corpus(zh: Sequence[str]) -> list[str]:
-    """What the copy model's tokenizer and teaching read: the Chinese sentences it must copy, then `zh`
-    (its small corpus) and the English corpus."""
+    """What the copy model's tokenizer reads: the Chinese sentences of the tests, then `zh` (its small
+    corpus) and the English corpus."""
     english = (DATA / "corpus.en.txt").read_text(encoding="utf-8").splitlines()
     return _lines(DATA / "zh_sentences.txt") + list(zh) + english
 
@@ -247,14 +252,16 @@ def main() -> None:
     parser.add_argument("--shape", choices=sorted(SHAPES), default="tiny")
     parser.add_argument("--pair", choices=["zh-en", "en-zh"], default="zh-en")
     parser.add_argument(
-        "--behaviour", choices=["copy", "random"], default="copy", help="tiny shape: taught to copy, or untrained"
+        "--behaviour", choices=["copy", "random"], default="copy", help="tiny shape: copies its input, or untrained"
     )
     parser.add_argument(
-        "--train", action="store_true", help="copy model: train it again (minutes) instead of copying the shipped one"
+        "--build",
+        action="store_true",
+        help="copy model: construct it again (seconds) instead of copying the shipped one",
     )
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    make_test_model(args.folder, shape=args.shape, pair=args.pair, behaviour=args.behaviour, train=args.train)
+    make_test_model(args.folder, shape=args.shape, pair=args.pair, behaviour=args.behaviour, build=args.build)
 
 
 if __name__ == "__main__":
