@@ -68,6 +68,11 @@ def main(argv: list[str] | None = None) -> int:
         "(a term alone on its line is kept as written; # starts a comment)",
     )
     translate.add_argument("--glossary-id", metavar="ID", help="a stored glossary (POST /v1/glossaries)")
+    translate.add_argument(
+        "--stream",
+        action="store_true",
+        help="print each sentence to standard error as it is translated (GET /v1/jobs/<id>/events), not a progress bar",
+    )
     _client_options(translate)
 
     detect = commands.add_parser("detect", help="print each file's language and confidence (POST /v1/detect)")

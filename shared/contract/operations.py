@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from shared.contract.events import EVENTS, event_paths
 from shared.contract.glossary_paths import glossary_paths
 from shared.contract.requests import (
     FORM_FIELDS_BYTES,
@@ -66,6 +67,7 @@ VIEWS = (
     Usage,
     Glossary,
     Glossaries,
+    *EVENTS.values(),
 )
 
 
@@ -189,4 +191,5 @@ def paths(settings: Settings) -> dict[str, Any]:
         },
         **service_paths(),
         **glossary_paths(),
+        **event_paths(),
     }
