@@ -93,11 +93,11 @@ def test_a_document_announces_its_download_before_done(stack):
     job = stack.client.upload("notes.md", "# 标题\n\n你好。再见。\n".encode(), source_lang="zh", target_lang="en")
     events = read_all(stack, job["id"])
     kinds = [k for _, k, _ in events]
-    assert kinds[-2:] == ["document", "done"] and kinds.count("document") == 1
-    assert events[-2][2] == {"download": f"/v1/jobs/{job['id']}/document"}
+    assert kinds[-3:] == ["document", "progress", "done"] and kinds.count("document") == 1
+    assert events[-3][2] == {"download": f"/v1/jobs/{job['id']}/document"} and events[-2][2]["status"] == "succeeded"
     statuses = [d["status"] for _, k, d in events if k == "progress"]
     assert statuses[0] == "parsing" and "rendering" in statuses and statuses[-1] == "succeeded"
-    assert sentences(events) and requests.get(stack.api.url + events[-2][2]["download"], timeout=10).ok
+    assert sentences(events) and requests.get(stack.api.url + events[-3][2]["download"], timeout=10).ok
 
 
 def test_the_cli_prints_each_sentence_as_it_arrives(stack, tmp_path):
