@@ -10,6 +10,7 @@ import time
 import redis
 from kombu.exceptions import KombuError, OperationalError
 
+from api.memories import memory_matches
 from api.usage import Charge, charge
 from api.validation import TranslationRequest
 from shared.celery_factory import DOCUMENT_TASK, TRANSLATE_TASK
@@ -23,7 +24,7 @@ from shared.store.job_record import DocumentRecord, Job, new_job_id, utc_now
 from shared.store.job_status import Creation, JobStatus
 from shared.store.jobs import Created, Idempotency, Usage
 from shared.store.replication import wait_for_replica
-from shared.store.sentence_cache import normalise
+from shared.store.sentence_cache import CacheAnswer, normalise
 from shared.text.glossary import Glossary
 from shared.text.splitter import spans_of
 
@@ -142,14 +143,20 @@ def _create(
     sentences = [normalise(s) for s in request.sentences]
     # (a text of no sentences is answered at once, as its texts with nothing to translate)
     known = namespace is not None or not (sentences or request.document)
+    remembered, job.memory = memory_matches(request, route, client)  # a human translation outranks the cache's
+    job.from_memory = sum(t is not None for t in remembered)
     cached = services.cache.answer(namespace or "", sentences, glossary, request.scores) if known else None
-    hits = cached.hits if cached else 0
-    job.sentences_done = job.cached_sentences = hits  # cached sentences are done: progress starts there
+    if job.from_memory:  # (answered from memories even where the cache cannot be asked: no worker yet)
+        cached = _memory_first(cached, remembered, request.scores)
+    hits = cached.hits - job.from_memory if cached else 0
+    job.cached_sentences = hits
+    job.sentences_done = hits + job.from_memory  # answered sentences are done: progress starts there
     cached_characters = sum(len(s) for s, t in zip(request.sentences, cached.translations) if t) if cached else 0
     charged = charge(services.quota, client, request.characters, cached_characters)
     if job.document is not None:  # the document stage settles it to the characters it parses
         job.document = dataclasses.replace(job.document, layout=charged.noted(job.document.layout))
-    if cached and cached.complete:
+    # (with a fuzzy threshold, a sentence no memory holds exactly goes to the worker for its suggestions)
+    if cached and cached.complete and (job.from_memory == len(sentences) or not _fuzzy(job)):
         job.status, job.started_at, job.finished_at = JobStatus.SUCCEEDED, job.created_at, job.created_at
         job.result = cached.texts(request.segments)
         if job.want_scores:
@@ -171,8 +178,24 @@ def _create(
     if created.outcome != Creation.CREATED:
         charged.refund()
         return created, charged
-    services.stats.add(_counters(hits, len(request.sentences) - hits, fast=job.status == JobStatus.SUCCEEDED))
+    misses = len(request.sentences) - hits - job.from_memory
+    services.stats.add(_counters(hits, misses, fast=job.status == JobStatus.SUCCEEDED))
     return created, charged
+
+
+def _memory_first(cached: CacheAnswer | None, remembered: list[str | None], scores: bool) -> CacheAnswer:
+    """The cache's answer (None: the cache was not asked) with the memories' exact matches in place of its own
+    (they have no score)."""
+    empty = [None] * len(remembered)
+    cached = cached or CacheAnswer([""] * len(remembered), list(empty), list(empty) if scores else None)
+    scores = cached.scores and [None if m is not None else s for m, s in zip(remembered, cached.scores)]
+    translations = [m if m is not None else t for m, t in zip(remembered, cached.translations)]
+    return dataclasses.replace(cached, translations=translations, scores=scores)
+
+
+def _fuzzy(job: Job) -> bool:
+    """Whether the job's memories are looked up for fuzzy matches (a threshold under 100)."""
+    return bool(job.memory) and job.memory["threshold"] < 100
 
 
 def _enqueue(services: Services, job: Job, idempotency: Idempotency | None) -> None:

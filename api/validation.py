@@ -49,6 +49,8 @@ class TranslationRequest:
     glossary: dict[str, str] | None = None  # its terms (a stored glossary's merged in: api.glossaries)
     glossary_id: str | None = None  # the stored glossary it names
     scores: bool = False  # its result carries each sentence's confidence
+    translation_memory: list[str] | None = None  # the translation memories it names (api.memories)
+    translation_memory_threshold: int = 75  # the lowest fuzzy match score a suggestion has
 
     def digest(self, pair: str) -> str:
         """What the request asks for, normalised (`text` and a one-item `texts` are the same request, and so
@@ -56,6 +58,8 @@ class TranslationRequest:
         is refused, not answered with the first job."""
         glossary = sorted((self.glossary or {}).items())
         asked = [self.texts, pair, self.format, self.document, self.callback_url, glossary]
+        if self.translation_memory:
+            asked += [self.translation_memory, self.translation_memory_threshold]
         canonical = json.dumps(asked + ["scores"] if self.scores else asked, ensure_ascii=False)
         return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -151,7 +155,12 @@ def parse_translation_request(
     languages = {k: getattr(checked, k, None) for k in ("source_lang", "target_lang", "callback_url")}
     extras = {k: getattr(checked, k, None) for k in ("glossary", "glossary_id")}
     extras["scores"] = getattr(checked, "scores", False)
+    memories = getattr(checked, "translation_memory", None)
+    if memories:
+        extras.update(translation_memory=memories, translation_memory_threshold=checked.translation_memory_threshold)  # type: ignore[union-attr]
     if fmt != "text":
+        if memories:
+            raise ValidationError("translation_memory applies to plain text jobs (format text) only")
         upload = document_upload(texts, fmt, settings.max_sentence_chars)
         return dataclasses.replace(document_request(upload, fmt, languages), timeout=timeout, **extras)
     total = sum(len(text) for text in texts)

@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+from transq_cli import memories
+
 log = logging.getLogger("transq")
 
 
@@ -73,6 +75,9 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="print each sentence to standard error as it is translated (GET /v1/jobs/<id>/events), not a progress bar",
     )
+    translate.add_argument(
+        "--memory", metavar="ID", action="append", help="a translation memory (transq memory import)"
+    )
     _client_options(translate)
 
     detect = commands.add_parser("detect", help="print each file's language and confidence (POST /v1/detect)")
@@ -82,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     status = commands.add_parser("status", help="show a job")
     status.add_argument("job_id")
     _client_options(status)
+
+    memories.add_commands(commands, _client_options)
 
     commands.add_parser("settings", help="print every TRANSQ_* setting as a Markdown table")
     key_id = commands.add_parser(
@@ -124,6 +131,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "dev":
         return run_dev(args.port, args.model, args.redis_port, args.test_model)
+    if args.command == "memory":
+        return memories.run(args)
     if args.command == "detect":
         from transq_cli.detect_files import detect_files
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from shared.contract.compat_paths import compat_paths
 from shared.contract.events import EVENTS, event_paths
 from shared.contract.glossary_paths import glossary_paths
+from shared.contract.memory_paths import memory_paths
 from shared.contract.requests import (
     FORM_FIELDS_BYTES,
+    CorrectionsBody,
     DetectRequest,
     DocumentForm,
     GlossaryBody,
@@ -32,13 +35,16 @@ from shared.contract.responses import (
 )
 from shared.contract.service_paths import service_paths
 from shared.contract.views import (
+    Corrected,
     Detections,
     ErrorBody,
     Glossaries,
     Glossary,
     Health,
+    ImportedMemory,
     JobView,
     LegacyTranslation,
+    Memories,
     Readiness,
     ServedLanguages,
     Translations,
@@ -54,6 +60,7 @@ REQUESTS = (
     DocumentForm,
     DetectRequest,
     GlossaryBody,
+    CorrectionsBody,
 )  # schemas of what is validated
 VIEWS = (
     JobView,
@@ -68,6 +75,9 @@ VIEWS = (
     Glossary,
     Glossaries,
     *EVENTS.values(),
+    ImportedMemory,
+    Memories,
+    Corrected,
 )
 
 
@@ -192,4 +202,6 @@ def paths(settings: Settings) -> dict[str, Any]:
         **service_paths(),
         **glossary_paths(),
         **event_paths(),
+        **memory_paths(),
+        **compat_paths(settings),
     }

@@ -8,6 +8,7 @@ them from the same settings (api.openapi). A new request field is one line in th
 from __future__ import annotations
 
 import json
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationInfo, field_validator, model_validator
@@ -22,7 +23,10 @@ _REFUSED = {
     "format": f"{{field}} must be one of {', '.join(TEXT_FORMATS)} (a .docx file goes to /v1/documents)",
     "glossary_id": "{field} must be the id of a stored glossary (32 hex digits)",
     "scores": "{field} must be true or false",
+    "translation_memory": "{field} must be the id of a stored translation memory (32 hex digits) or a list of 1 to "
+    "TRANSQ_MEMORY_MAX_PER_JOB of them",
 }
+_MEMORY_ID = re.compile(r"[0-9a-f]{32}")
 
 
 def _in_our_words(cls: type, value: Any, handler: Any, info: ValidationInfo) -> Any:
@@ -115,7 +119,33 @@ class JobRequest(Texts, Languages):
         "length-normalised log-probability of its output, 0 best) and the job's `confidence` summary.",
     )
 
+    translation_memory: str | list[str] = Field(
+        None,
+        description="A translation memory of this API key (POST /v1/memories), or a list of them (the first "
+        "holding a sentence wins): a sentence it holds exactly is answered from it (`from_memory`), one it holds "
+        "a fuzzy match of is translated and carries the match in `suggestions`. Plain text jobs only.",
+    )
+    translation_memory_threshold: int = Field(
+        75, ge=0, le=100, description="The lowest fuzzy match score (0-100) made a suggestion; 100: exact only."
+    )
+
     _in_our_words = field_validator("format", "glossary_id", mode="wrap")(_in_our_words)
+
+    @field_validator("translation_memory", mode="wrap")
+    @classmethod
+    def _memory_ids(cls, value: Any, handler: Any, info: ValidationInfo) -> Any:
+        """A list of 1 to TRANSQ_MEMORY_MAX_PER_JOB memory ids (one id: a list of one)."""
+        try:
+            ids = handler(value)
+        except ValueError:
+            ids = [""]
+        ids = [ids] if isinstance(ids, str) else ids
+        limit = info.context.memory_max_per_job
+        if ids is not None and not (1 <= len(ids) <= limit and all(_MEMORY_ID.fullmatch(i) for i in ids)):
+            raise refused(
+                "translation_memory", _REFUSED["translation_memory"].replace("TRANSQ_MEMORY_MAX_PER_JOB", str(limit))
+            )
+        return ids
 
 
 class TranslateRequest(JobRequest):
@@ -193,3 +223,26 @@ class GlossaryBody(Body):
         if not terms:
             raise refused("empty", "{field} must not be empty")
         return terms
+
+
+class CorrectionsBody(Body):
+    """POST /v1/jobs/{job_id}/corrections: a job's sentences as a person corrected them, for a memory."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    translation_memory: str = Field(pattern=r"^[0-9a-f]{32}$", description="The memory (of this API key) they go to.")
+    corrections: dict[str, Text] = Field(
+        json_schema_extra={"minProperties": 1},
+        description="Sentence index in the job (all texts together, as `suggestions` and `warnings` count) -> its "
+        "corrected translation.",
+    )
+
+    @field_validator("corrections")
+    @classmethod
+    def _indices(cls, corrections: dict[str, str]) -> dict[str, str]:
+        if not corrections:
+            raise refused("empty", "{field} must not be empty")
+        for key in corrections:
+            if not key.isascii() or not key.isdigit():
+                raise refused("index", "{field} keys must be sentence indices (0, 1, ...), not {key!r}", key=key)
+        return corrections

@@ -91,6 +91,17 @@ class CallbackDelivery(View):
     last_error: str | None
 
 
+class MemoryMatch(View):
+    source: str
+    target: str
+    score: float = Field(ge=0, le=100, description="Normalized Levenshtein similarity of the sources' characters.")
+
+
+class MemorySuggestions(View):
+    sentence: int = Field(ge=0, description="The sentence's index in the job, all texts together.")
+    matches: list[MemoryMatch]
+
+
 class JobView(View):
     """A job as GET /v1/jobs/{job_id} shows it."""
 
@@ -114,6 +125,14 @@ class JobView(View):
         None,
         description="Translations that looped or ran far too long: made again with repeats banned and a length cap "
         "(`degenerate_output`), by sentence index.",
+    )
+    from_memory: int = Field(
+        None, description="With `translation_memory`: sentences answered by a memory's exact match (not the model)."
+    )
+    suggestions: list[MemorySuggestions] = Field(
+        None,
+        description="With `translation_memory`: the fuzzy matches of the memories (score at or above "
+        "`translation_memory_threshold`) of sentences they hold no exact match of, by sentence index, best first.",
     )
     result: JobResult = None  # type: ignore[assignment]
     detected: Detection = Field(
@@ -220,3 +239,36 @@ class Glossaries(View):
     """GET /v1/glossaries: the caller's glossaries, oldest first."""
 
     glossaries: list[GlossarySummary]
+
+
+class MemorySummary(View):
+    """A translation memory as a listing shows it (its entries: GET /v1/memories/{memory_id}, as TMX)."""
+
+    id: str = Field(pattern="^[0-9a-f]{32}$")
+    name: str
+    source_lang: str
+    target_lang: str
+    entry_count: int = Field(ge=0)
+    bytes: int = Field(ge=0, description="What it counts against TRANSQ_CLIENT_STORAGE_BYTES.")
+    created_at: str
+    updated_at: str
+
+
+class ImportedMemory(MemorySummary):
+    """POST /v1/memories: the memory stored, and how many units of the file it left out (another pair's)."""
+
+    skipped: int = Field(ge=0)
+
+
+class Memories(View):
+    """GET /v1/memories: the caller's translation memories, oldest first."""
+
+    memories: list[MemorySummary]
+
+
+class Corrected(View):
+    """POST /v1/jobs/{job_id}/corrections: the entries the memory gained and those whose target changed."""
+
+    translation_memory: str
+    added: int
+    updated: int

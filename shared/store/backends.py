@@ -1,6 +1,6 @@
 """The Redis clients and the stores built on them, made once per process, in one place, for the API, the
 document stage and the worker: the broker's one client (jobs, the workers' claims on them, documents,
-statistics, the worker registry, quotas, glossaries) and the cache's (sentences); and, for the API and the
+statistics, the worker registry, quotas, glossaries, translation memories) and the cache's (sentences); and, for the API and the
 document stage, the served routes and a producer of tasks (Services)."""
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from shared.store.job_claims import JobClaims
 from shared.store.job_events import JobEvents
 from shared.store.jobs import JobStore
 from shared.store.keys import Keys
+from shared.store.memory_store import MemoryStore
 from shared.store.quota import CharacterQuota
 from shared.store.redis_client import broker_redis, cache_redis
 from shared.store.sentence_cache import SentenceCache
@@ -43,6 +44,7 @@ class Backends:
     quota: CharacterQuota  # characters per client per day and month
     glossaries: GlossaryStore  # stored glossaries, by client (API key, else address)
     events: JobEvents  # jobs' event streams (GET /v1/jobs/<id>/events)
+    memories: MemoryStore  # translation memories, by client
 
     @classmethod
     def connect(cls, settings: Settings, **more: Any) -> Any:
@@ -63,6 +65,7 @@ class Backends:
             quota=CharacterQuota(client, keys, settings),
             glossaries=GlossaryStore(client, keys, settings),
             events=JobEvents(client, keys),
+            memories=MemoryStore(client, keys, settings),
             **more,
         )
 

@@ -16,6 +16,7 @@ import redis
 from redis.sentinel import Sentinel
 
 from shared.settings import Settings
+from shared.store.replica_errors import read_no_replicas_as_connection_error
 
 
 def broker_redis(settings: Settings) -> redis.Redis:
@@ -50,6 +51,7 @@ def limiter_storage(broker: redis.Redis) -> tuple[str, dict[str, Any]]:
 
 
 def _client(settings: Settings, url: str, master: str, timeout: float, **options: Any) -> redis.Redis:
+    read_no_replicas_as_connection_error()
     options.update(socket_timeout=timeout, socket_connect_timeout=timeout, **tls_options(settings, url))
     if settings.redis_sentinels and master:
         credentials = {k: v for k, v in redis.connection.parse_url(url).items() if k in ("username", "password", "db")}

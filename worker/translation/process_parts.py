@@ -91,6 +91,8 @@ class ProcessParts:
             self.namespace,
             self.backends.stats,
             self.settings.max_sentence_chars,
+            memories=self.backends.memories,
+            fuzzy_max_sentences=self.settings.memory_fuzzy_max_sentences,
         )
 
     @cached_property

@@ -45,7 +45,9 @@ def finish(out: Outcomes, work: JobWork) -> None:
     """Store a complete job's result: it succeeds, or a document job goes to the document stage. Its sentences
     not yet recorded with its progress get their events in the same call."""
     job_id = work.job.id
-    translation = Translation(work.assemble(), work.done, work.cached, work.warnings, work.assemble_scores())
+    translation = Translation(
+        work.assemble(), work.done, work.cached, work.warnings, work.assemble_scores(), work.suggestions
+    )
     new = work.unsaved()
     outcome = out.store.translated(work.job, work.fence, translation, Sentences(new, work.unsaved_scores(new)))
     if work.job.document is not None:  # a document job: rendered next
