@@ -53,6 +53,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         detect,
         glossaries,
         health,
+        job_events,
         jobs,
         memories,
         metrics,
@@ -69,6 +70,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     security_headers.init_app(app)
     blueprints = (
         jobs.bp,
+        job_events.bp,
         documents.bp,
         translate.bp,
         detect.bp,

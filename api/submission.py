@@ -19,6 +19,7 @@ from shared.routing.detected_route import AUTO, choose_route, document_route
 from shared.routing.language_detection import Detection
 from shared.routing.routes import Route
 from shared.store.backends import Services
+from shared.store.job_events import Sentences
 from shared.store.job_record import DocumentRecord, Job, new_job_id, utc_now
 from shared.store.job_status import Creation, JobStatus
 from shared.store.jobs import Created, Idempotency, Usage
@@ -205,6 +206,7 @@ def _create(
             usage=usage,
             document_source=request.source,
             document_ttl=settings.document_ttl,
+            cached=Sentences.answered(cached, job.want_scores) if cached else None,
         )
     except (redis.ConnectionError, redis.TimeoutError) as exc:  # stored or not: take it back ("not accepted" is true)
         log.error("job %s: the job store failed while it was stored: %r", job.id, exc, extra={"job_id": job.id})

@@ -42,6 +42,7 @@ class ErrorCode(str, Enum):
     RATE_LIMITED = "rate_limited", 429
     STORAGE_QUOTA_EXCEEDED = "storage_quota_exceeded", 429
     QUOTA_EXCEEDED = "quota_exceeded", 429
+    TOO_MANY_STREAMS = "too_many_streams", 429
     HEADERS_TOO_LARGE = "headers_too_large", 431
     # The service
     INTERNAL_ERROR = "internal_error", 500
@@ -156,6 +157,12 @@ class QuotaExceeded(ApiError):
     document's job failed by the document stage once its text is parsed."""
 
     code = ErrorCode.QUOTA_EXCEEDED
+
+
+class TooManyStreams(ApiError):
+    """A client holding TRANSQ_EVENT_STREAMS_PER_KEY event streams asks for another (api.job_events)."""
+
+    code = ErrorCode.TOO_MANY_STREAMS
 
 
 class Overloaded(ApiError):

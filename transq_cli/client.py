@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -153,3 +153,46 @@ class TransqClient:
                 raise TimeoutError(f"job {job_id} still {job['status']} after {timeout:.0f}s")
             time.sleep(interval)
             interval = min(interval * 1.3, 1.0)
+
+    def events(self, job_id: str, max_reconnects: int = 20) -> Iterator[tuple[str, dict[str, Any]]]:
+        """The job's events (GET /v1/jobs/<id>/events) as (type, data) until its `done`, reconnecting with
+        Last-Event-ID when the stream ends or breaks first (as a browser's EventSource does)."""
+        last_id, failures = "", 0
+        while True:
+            headers = {"Accept": "text/event-stream", **({"Last-Event-ID": last_id} if last_id else {})}
+            try:
+                with self.session.get(
+                    f"{self.url}/v1/jobs/{job_id}/events", headers=headers, stream=True, timeout=self.timeout
+                ) as response:
+                    if response.status_code >= 400:
+                        error = response.json().get("error", {})
+                        raise TransqError(response.status_code, error.get("code", ""), error.get("message", ""))
+                    for event_id, kind, data in server_sent_events(response.iter_lines(decode_unicode=True)):
+                        last_id, failures = event_id or last_id, 0
+                        yield kind, json.loads(data)
+                        if kind == "done":
+                            return
+            except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError):
+                failures += 1
+                if failures > max_reconnects:
+                    raise TransqError(0, "unreachable", f"lost the event stream of job {job_id}") from None
+                time.sleep(min(2.0, 0.1 * failures))
+
+
+def server_sent_events(lines: Iterator[str]) -> Iterator[tuple[str, str, str]]:
+    """(id, event, data) of each event in a text/event-stream's lines (comments and `retry:` skipped)."""
+    event_id, kind, data = "", "message", []
+    for line in lines:
+        if not line:
+            if data:
+                yield event_id, kind, "\n".join(data)
+            event_id, kind, data = "", "message", []
+            continue
+        field, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if field == "id":
+            event_id = value
+        elif field == "event":
+            kind = value
+        elif field == "data":
+            data.append(value)

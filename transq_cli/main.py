@@ -71,6 +71,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     translate.add_argument("--glossary-id", metavar="ID", help="a stored glossary (POST /v1/glossaries)")
     translate.add_argument(
+        "--stream",
+        action="store_true",
+        help="print each sentence to standard error as it is translated (GET /v1/jobs/<id>/events), not a progress bar",
+    )
+    translate.add_argument(
         "--memory", metavar="ID", action="append", help="a translation memory (transq memory import)"
     )
     _client_options(translate)

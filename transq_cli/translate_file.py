@@ -81,6 +81,22 @@ def read_glossary(path: str) -> dict[str, str]:
     return terms
 
 
+def _follow(client: TransqClient, job_id: str) -> dict[str, Any]:
+    """The job's events (GET /v1/jobs/<id>/events): each sentence printed to standard error as it arrives (its
+    index, a tab, its translation), the status as it changes; its final view."""
+    status = ""
+    for kind, data in client.events(job_id):
+        if kind == "sentence":
+            sys.stderr.write(f"{data['index']}\t{data['translation']}\n")
+        elif kind == "progress" and data["status"] != status:
+            status = data["status"]
+            sys.stderr.write(f"[{status}: {data['sentences_done']}/{data['sentences_total']} sentences]\n")
+        elif kind == "done":
+            return data
+        sys.stderr.flush()
+    raise TransqError(0, "unreachable", f"the event stream of job {job_id} ended before the job did")
+
+
 def translate_file(args: argparse.Namespace) -> int:
     """A text file by paragraphs, or a document file (same format back), through the API."""
     client = TransqClient(args.url, args.api_key)
@@ -120,7 +136,7 @@ def translate_file(args: argparse.Namespace) -> int:
                 job = client.submit(kept, source_lang=args.source, target_lang=args.target, **options)
             job_id = job["id"]
             sys.stderr.write(f"job {job_id} (resume with: transq translate --resume {job_id})\n")
-        job = client.wait(job_id, timeout=24 * 3600, on_progress=_progress_bar)
+        job = _follow(client, job_id) if args.stream else client.wait(job_id, 24 * 3600, on_progress=_progress_bar)
         sys.stderr.write("\n")
         if job["status"] != "succeeded":
             error = job.get("error") or {"code": job["status"], "message": "the job did not succeed"}

@@ -1,4 +1,5 @@
-// Submit through the job API, poll, show status, progress and cached sentences; cancel and copy;
+// Submit through the job API, follow the job's events (each sentence shown as it arrives; polling when an API
+// key must be sent, which EventSource cannot), show status, progress and cached sentences; cancel and copy;
 // upload a document file and download its translation in the same format.
 (function () {
   const $ = (id) => document.getElementById(id);
@@ -167,6 +168,48 @@
     link.hidden = false;
   }
 
+  // The job's events (GET /v1/jobs/<id>/events): each sentence in its place as it arrives ("…" for those to
+  // come), the progress as it changes; resolves with the job's view on `done`. EventSource reconnects with
+  // Last-Event-ID by itself; a stream refused or lost for good rejects, and the caller polls instead.
+  function follow(job) {
+    return new Promise((resolve, reject) => {
+      const source = new EventSource("/v1/jobs/" + job.id + "/events");
+      const arrived = new Map();
+      let total = job.progress.sentences_total;
+      source.addEventListener("sentence", (event) => {
+        const s = JSON.parse(event.data);
+        arrived.set(s.index, s.translation);
+        const shown = [];
+        for (let i = 0; i < Math.max(total, arrived.size); i++) shown.push(arrived.has(i) ? arrived.get(i) : "…");
+        $("target").value = shown.join(" ");
+        $("target").dataset.arrived = String(arrived.size);
+      });
+      source.addEventListener("progress", (event) => {
+        const p = JSON.parse(event.data);
+        total = p.sentences_total;
+        if (!["succeeded", "failed", "cancelled"].includes(p.status)) render(Object.assign({}, job, { status: p.status, progress: p }));
+      });
+      source.addEventListener("done", (event) => {
+        source.close();
+        resolve(JSON.parse(event.data));
+      });
+      source.onerror = () => {
+        if (source.readyState === EventSource.CLOSED) reject(new Error("event stream closed"));
+      };
+    });
+  }
+
+  async function poll(job) {
+    let delay = 150;
+    while (!["succeeded", "failed", "cancelled"].includes(job.status)) {
+      await new Promise((r) => setTimeout(r, delay));
+      delay = Math.min(delay * 1.5, 1000);
+      job = await call("GET", "/v1/jobs/" + job.id);
+      render(job);
+    }
+    return job;
+  }
+
   async function run(submit) {
     button.disabled = true;
     copy.disabled = true;
@@ -182,13 +225,14 @@
       current = job.id;
       cancel.hidden = false;
       render(job);
-      let delay = 150;
-      while (!["succeeded", "failed", "cancelled"].includes(job.status)) {
-        await new Promise((r) => setTimeout(r, delay));
-        delay = Math.min(delay * 1.5, 1000);
-        job = await call("GET", "/v1/jobs/" + job.id);
-        render(job);
+      const key = $("api-key");
+      if (!["succeeded", "failed", "cancelled"].includes(job.status) && !(key && key.value)) {
+        const submitted = job;
+        job = await follow(submitted).catch(() => poll(submitted));
+      } else {
+        job = await poll(job);
       }
+      render(job);
     } catch (error) {
       resetProgress();
       show(error.message, true);

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from shared.contract.compat_paths import compat_paths
+from shared.contract.events import EVENTS, event_paths
 from shared.contract.glossary_paths import glossary_paths
 from shared.contract.memory_paths import memory_paths
 from shared.contract.requests import (
@@ -73,6 +74,7 @@ VIEWS = (
     Usage,
     Glossary,
     Glossaries,
+    *EVENTS.values(),
     ImportedMemory,
     Memories,
     Corrected,
@@ -199,6 +201,7 @@ def paths(settings: Settings) -> dict[str, Any]:
         },
         **service_paths(),
         **glossary_paths(),
+        **event_paths(),
         **memory_paths(),
         **compat_paths(settings),
     }

@@ -87,6 +87,9 @@ def check(settings: Settings) -> None:
         "callback_concurrency",
         "callback_per_receiver",
         "callback_per_owner",
+        "event_stream_seconds",
+        "event_idle_seconds",
+        "event_heartbeat_seconds",
     )
     for name in positive:
         if getattr(settings, name) <= 0:
@@ -96,6 +99,8 @@ def check(settings: Settings) -> None:
         parse_host_list(getattr(settings, name), f"TRANSQ_{name.upper()}={getattr(settings, name)!r}")
     if 0 < len(settings.callback_secret) < 16:
         raise ValueError("TRANSQ_CALLBACK_SECRET: at least 16 characters (or empty: callbacks off)")
+    if settings.event_streams_per_key < 0:
+        raise ValueError(f"TRANSQ_EVENT_STREAMS_PER_KEY={settings.event_streams_per_key}: 0 (no limit) or more")
     if settings.connections_per_client < 0:
         raise ValueError(f"TRANSQ_CONNECTIONS_PER_CLIENT={settings.connections_per_client}: 0 (no limit) or more")
     _check_production(settings)

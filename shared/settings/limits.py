@@ -188,6 +188,20 @@ class LimitSettings:
         "Connections one client address (IPv6: its /64) may hold per API process; more get 429 (0: no limit; "
         "behind a reverse proxy every client has the proxy's address: raise it, or 0).",
     )
+    event_streams_per_key: int = setting(
+        8,
+        "Event streams (GET /v1/jobs/<id>/events) one API key (or, keys off, one client address) may hold open at "
+        "once, over all API processes; more get 429 (0: no limit).",
+    )
+    event_stream_seconds: int = setting(
+        600, "Longest an event stream stays open; then it ends and the client reconnects with Last-Event-ID."
+    )
+    event_idle_seconds: int = setting(
+        120, "An event stream that has had no event for this long ends (the client may reconnect with Last-Event-ID)."
+    )
+    event_heartbeat_seconds: float = setting(
+        15.0, "How often an event stream with nothing to say sends a comment, so proxies keep it open."
+    )
     compat_apis: str = setting(
         "deepl,libretranslate",
         "The other services' APIs the server also speaks (api/compat): comma-separated `deepl` (DeepL API v2 under "

@@ -19,6 +19,7 @@ from shared.settings import Settings
 from shared.store.document_store import DocumentStore
 from shared.store.glossary_store import GlossaryStore
 from shared.store.job_claims import JobClaims
+from shared.store.job_events import JobEvents
 from shared.store.jobs import JobStore
 from shared.store.keys import Keys
 from shared.store.memory_store import MemoryStore
@@ -42,6 +43,7 @@ class Backends:
     registry: WorkerRegistry
     quota: CharacterQuota  # characters per client per day and month
     glossaries: GlossaryStore  # stored glossaries, by client (API key, else address)
+    events: JobEvents  # jobs' event streams (GET /v1/jobs/<id>/events)
     memories: MemoryStore  # translation memories, by client
 
     @classmethod
@@ -62,6 +64,7 @@ class Backends:
             registry=WorkerRegistry(client, keys, ttl_seconds=settings.worker_silence_seconds),
             quota=CharacterQuota(client, keys, settings),
             glossaries=GlossaryStore(client, keys, settings),
+            events=JobEvents(client, keys),
             memories=MemoryStore(client, keys, settings),
             **more,
         )

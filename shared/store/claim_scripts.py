@@ -2,6 +2,7 @@
 leases, finding lapsed ones, parking a job and recording progress. Only shared.store.job_claims.JobClaims runs
 them; the pieces they share with the other scripts are in shared.store.job_scripts."""
 
+from shared.store.job_events import EMIT
 from shared.store.job_scripts import FENCE, OUTBOX
 
 # KEYS: job, the claimant's route's pending set, lease, the route's running set (job ids by lease deadline in
@@ -12,9 +13,11 @@ from shared.store.job_scripts import FENCE, OUTBOX
 # alive: the claimant saw a broker outage).
 # A parked job (given back by a round, see PARK) is taken without counting a delivery. A claim returns the
 # job's new fence (see FENCE).
-# KEYS[5]: the callback due set (OUTBOX); KEYS[6]: statistics.
+# KEYS[5]: the callback due set (OUTBOX); KEYS[6]: statistics; KEYS[7]: its events (EMIT: each claim, a
+# takeover's too, and a loss is a `progress` event).
 CLAIM = (
-    OUTBOX
+    EMIT
+    + OUTBOX
     + """
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then
@@ -44,6 +47,7 @@ if attempts - 1 >= tonumber(ARGV[5]) then
   redis.call('DEL', KEYS[3])
   callback_due(KEYS[1], ARGV[1], KEYS[5])
   redis.call('HINCRBY', KEYS[6], 'jobs_failed', 1)
+  emit_progress(KEYS[1], KEYS[7])
   return {'lost', attempts}
 end
 if status == 'queued' then redis.call('HSET', KEYS[1], 'status', 'running', 'started_at', ARGV[4]) end
@@ -52,6 +56,7 @@ redis.call('HSET', KEYS[1], 'worker', ARGV[2])
 redis.call('SET', KEYS[3], ARGV[2], 'PX', tonumber(ARGV[3]))
 local now = redis.call('TIME')
 redis.call('ZADD', KEYS[4], now[1] * 1000 + math.floor(now[2] / 1000) + tonumber(ARGV[3]), ARGV[1])
+emit_progress(KEYS[1], KEYS[7])
 return {'claimed', attempts, fence}
 """
 )
@@ -97,21 +102,26 @@ return 1
 """
 )
 
-# KEYS: job, partial translations. ARGV: fence, ttl, n, then the record's n field/value pairs (its progress:
-# sentences done, of them from the cache, its warnings when new), then the partial hash's field/value pairs
-# (new translations by sentence index, their scores). Never recreates an expired record. Returns 'ok',
-# 'fenced' or 'stopped' (the job is not running).
+# KEYS: job, partial translations, its events (EMIT). ARGV: fence, ttl, n, m, then the record's n field/value
+# pairs (its progress: sentences done, of them from the cache, its warnings when new), then m `sentence`
+# events (one per new translation), then the partial hash's field/value pairs (new translations by sentence
+# index, their scores); with new sentences, a `progress` event follows theirs. Never recreates an expired
+# record. Returns 'ok', 'fenced' or 'stopped' (the job is not running).
 PROGRESS = (
-    FENCE
+    EMIT
+    + FENCE
     + """
 if fenced(KEYS[1], ARGV[1]) then return 'fenced' end
 if redis.call('HGET', KEYS[1], 'status') ~= 'running' then return 'stopped' end
-local last = 3 + 2 * tonumber(ARGV[3])
-if last > 3 then redis.call('HSET', KEYS[1], unpack(ARGV, 4, last)) end
-if #ARGV > last then
-  redis.call('HSET', KEYS[2], unpack(ARGV, last + 1))
+local last = 4 + 2 * tonumber(ARGV[3])
+local m = tonumber(ARGV[4])
+if last > 4 then redis.call('HSET', KEYS[1], unpack(ARGV, 5, last)) end
+if #ARGV > last + m then
+  redis.call('HSET', KEYS[2], unpack(ARGV, last + m + 1))
   redis.call('EXPIRE', KEYS[2], tonumber(ARGV[2]))
 end
+for i = last + 1, last + m do emit(KEYS[1], KEYS[3], 'sentence', ARGV[i]) end
+if m > 0 then emit_progress(KEYS[1], KEYS[3]) end
 return 'ok'
 """
 )

@@ -12,6 +12,7 @@ import redis
 from redis.client import NEVER_DECODE
 
 from shared.settings import Settings
+from shared.store.job_events import Sentences
 from shared.store.job_record import JOB_HASH, Job, utc_now
 from shared.store.job_scripts import PARSED, RENDERED
 from shared.store.keys import Keys
@@ -84,24 +85,35 @@ class DocumentStore:
             return None
         return unpack_documents(packed, fmt, self.settings.max_document_bytes * 64)
 
-    def parsed(self, job: Job, fence: int | None = None) -> bool:
-        """The job, parsed (its PARSED_FIELDS as the stage set them), joins its route's queue; False when it
-        no longer waits for its parse, or a stage took it since `fence` (its take's; None: any)."""
-        args: list[object] = [job.id, self.settings.job_ttl, "" if fence is None else fence]
+    def parsed(self, job: Job, fence: int | None = None, cached: Sentences | None = None) -> bool:
+        """The job, parsed (its PARSED_FIELDS as the stage set them), joins its route's queue, the sentences
+        the cache answered (`cached`) recorded with their events; False when it no longer waits for its parse,
+        or a stage took it since `fence` (its take's; None: any)."""
+        partial, events = (cached.partial_fields(), cached.events()) if cached else ([], [])
+        args: list[object] = [job.id, self.settings.job_ttl, "" if fence is None else fence, len(partial), len(events)]
+        args += partial + events
         for pair in _fields(job, PARSED_FIELDS).items():
             args.extend(pair)
-        return bool(self._parsed(keys=[self.keys.job(job.id), self.keys.pending(job.route)], args=args))
+        keys = [
+            self.keys.job(job.id),
+            self.keys.pending(job.route),
+            self.keys.events(job.id),
+            self.keys.partial(job.id),
+        ]
+        return bool(self._parsed(keys=keys, args=args))
 
-    def rendered(self, job: Job, packed: bytes, fence: int | None = None) -> bool:
-        """The job succeeds with its translated documents (`packed`, see pack_documents) and its RENDERED_FIELDS;
-        False as parsed() says."""
+    def rendered(self, job: Job, packed: bytes, fence: int | None = None, cached: Sentences | None = None) -> bool:
+        """The job succeeds with its translated documents (`packed`, see pack_documents) and its RENDERED_FIELDS,
+        with the events of its sentences the cache answered (`cached`: all of them, rendered at once); False as
+        parsed() says."""
         document_ttl = self.settings.document_ttl
         args: list[object] = [job.id, utc_now(), packed, document_ttl, min(document_ttl, self.settings.result_ttl)]
-        args.append("" if fence is None else fence)
+        events = cached.events() if cached else []
+        args += ["" if fence is None else fence, len(events), *events]
         for pair in _fields(job, RENDERED_FIELDS).items():
             args.extend(pair)
         keys = [self.keys.job(job.id), self.keys.document_output(job.id), self.keys.document_source(job.id)]
-        keys.append(self.keys.callbacks_due)
+        keys += [self.keys.callbacks_due, self.keys.events(job.id)]
         return bool(self._rendered(keys=keys, args=args))
 
     def _compressed(self, key: str) -> bytes | None:

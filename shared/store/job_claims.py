@@ -12,11 +12,10 @@ import redis
 
 from shared.errors import ErrorCode
 from shared.store.claim_scripts import CLAIM, LAPSED, PARK, PROGRESS, RELEASE, RENEW
+from shared.store.job_events import SCORE_PREFIX, Sentences
 from shared.store.job_record import JOB_HASH, utc_now
 from shared.store.job_status import ClaimOutcome, Move
 from shared.store.keys import Keys
-
-SCORE_PREFIX = "s"  # a partial hash's field of a sentence's score: s<index> (its translation's field: <index>)
 
 
 @dataclass(frozen=True)
@@ -85,6 +84,7 @@ class JobClaims:
                 self.keys.running(route),
                 self.keys.callbacks_due,
                 self.keys.stats,
+                self.keys.events(job_id),
             ],
             args=[
                 job_id,
@@ -155,14 +155,14 @@ class JobClaims:
             cached_sentences=progress.cached_sentences,
             warnings=progress.warnings,
         )
-        args: list[Any] = [fence, self.job_ttl, len(record)]
+        new = Sentences(progress.translations, progress.scores)
+        events = new.events()
+        args: list[Any] = [fence, self.job_ttl, len(record), len(events)]
         for pair in record.items():
             args.extend(pair)
-        for index, translation in progress.translations.items():
-            args += [index, translation]
-        for index, score in (progress.scores or {}).items():
-            args += [f"{SCORE_PREFIX}{index}", repr(score)]
-        return Move(self._progress(keys=[self.keys.job(job_id), self.keys.partial(job_id)], args=args))
+        args += events + new.partial_fields()
+        keys = [self.keys.job(job_id), self.keys.partial(job_id), self.keys.events(job_id)]
+        return Move(self._progress(keys=keys, args=args))
 
     def partial_translations(self, job_ids: list[str]) -> list[dict[int, str]]:
         """The translations recorded so far of each job, by sentence index."""

@@ -11,6 +11,7 @@ from typing import Any
 import redis
 
 from shared.errors import ErrorCode
+from shared.store.job_events import Sentences
 from shared.store.job_record import JOB_HASH, Job, utc_now
 from shared.store.job_scripts import CREATE, FORGET, TRANSITION
 from shared.store.job_status import Creation, JobStatus, Move
@@ -78,13 +79,18 @@ class JobStore:
         usage: Usage | None = None,
         document_source: bytes = b"",
         document_ttl: int = 0,
+        cached: Sentences | None = None,
     ) -> Created:
         """Store a job in one atomic call: a queued one joins its route's pending set (unless `max_queue`
         jobs already wait there), a finished one gets the result TTL; the idempotency key is set in the
         same call, unless it already names a job. A document job (status parsing, its `document` in its
         record) stores its compressed source for `document_ttl`s. With `usage`, the job's bytes count
-        against its client's storage limit ('over_quota', nothing written, when it would go over)."""
+        against its client's storage limit ('over_quota', nothing written, when it would go over). The
+        sentences the cache answered (`cached`) are recorded as a worker records its own (a waiting job's in its
+        partial hash) with their events, which the job's status and progress follow."""
         waiting = job.status in (JobStatus.QUEUED, JobStatus.PARSING)
+        partial = cached.partial_fields() if cached and waiting else []
+        events = cached.events() if cached else []
         args: list[Any] = [
             self.job_ttl if waiting else self.result_ttl,
             repr(job.submitted) if job.status == JobStatus.QUEUED else "",
@@ -97,6 +103,10 @@ class JobStore:
             usage.limit if usage else 0,
             document_ttl or self.job_ttl,
             document_source,
+            len(partial),
+            len(events),
+            *partial,
+            *events,
         ]
         for pair in job.to_hash().items():
             args.extend(pair)
@@ -106,6 +116,8 @@ class JobStore:
             idempotency.key if idempotency else self.keys.job(job.id),
             self.keys.document_source(job.id),
             self.keys.callbacks_due,
+            self.keys.partial(job.id),
+            self.keys.events(job.id),
         ]
         outcome, *found = self._create(keys=keys, args=args)
         if outcome == Creation.EXISTS:
@@ -131,6 +143,7 @@ class JobStore:
             self.keys.pending(job.route),
             idempotency_key or "",
             self.keys.document_source(job.id),
+            self.keys.events(job.id),
         ]
         self._forget(keys=keys, args=[job.id])
 
@@ -173,13 +186,15 @@ class JobStore:
         """OK when cancelled now, REFUSED when already final, MISSING when unknown."""
         return self._move(job_id, JobStatus.CANCELLED, {}, None)
 
-    def translated(self, job: Job, fence: int | None, translation: Translation) -> Move:
+    def translated(self, job: Job, fence: int | None, translation: Translation, last: Sentences | None = None) -> Move:
         """Store a job's complete translation, with the fence of the claim that made it: a job of texts
-        succeeds; a document job (its `document`) waits for the document stage to render it (rendering)."""
+        succeeds; a document job (its `document`) waits for the document stage to render it (rendering). The
+        sentences not yet recorded with its progress (`last`) get their events in the same call."""
         fields = JOB_HASH.encode_part(translation)
+        events = last.events() if last else []
         if job.document is None:
-            return self._move(job.id, JobStatus.SUCCEEDED, fields, fence)
-        return self._move(job.id, JobStatus.RENDERING, fields, fence, ttl=self.job_ttl)
+            return self._move(job.id, JobStatus.SUCCEEDED, fields, fence, events=events)
+        return self._move(job.id, JobStatus.RENDERING, fields, fence, ttl=self.job_ttl, events=events)
 
     def fail(self, job_id: str, code: ErrorCode, message: str, fence: int | None = None) -> Move:
         """Fail a job, with the fence of the claim that fails it (None: unfenced, as the API and the document
@@ -188,7 +203,15 @@ class JobStore:
         error = JOB_HASH.encode_values(error={"code": code.value, "message": message})
         return self._move(job_id, JobStatus.FAILED, error, fence)
 
-    def _move(self, job_id: str, status: JobStatus, fields: dict[str, str], fence: int | None, ttl: int = 0) -> Move:
+    def _move(
+        self,
+        job_id: str,
+        status: JobStatus,
+        fields: dict[str, str],
+        fence: int | None,
+        ttl: int = 0,
+        events: list[str] | None = None,
+    ) -> Move:
         """'ok'; 'refused' (already final), 'missing', or 'fenced' (claimed again since `fence`; None: any)."""
         args: list[str] = [
             job_id,
@@ -197,6 +220,8 @@ class JobStore:
             str(ttl or self.result_ttl),
             self.keys.pending(""),
             "" if fence is None else str(fence),
+            str(len(events or [])),
+            *(events or []),
         ]
         for pair in fields.items():
             args.extend(pair)
@@ -207,6 +232,7 @@ class JobStore:
             self.keys.document_source(job_id),
             self.keys.callbacks_due,
             self.keys.stats,
+            self.keys.events(job_id),
         ]
         outcome, _ = self._transition(keys=keys, args=args)
         return Move(outcome)

@@ -40,6 +40,15 @@ class Keys:
         """Hash of a running job's translations so far, by sentence index."""
         return f"{self.prefix}partial:{job_id}"
 
+    def events(self, job_id: str) -> str:
+        """Stream of a job's events (its sentences as recorded, its status and progress), expiring with its
+        record (shared.store.job_events)."""
+        return f"{self.prefix}events:{job_id}"
+
+    def event_streams(self, client: str) -> str:
+        """Sorted set of the event streams a client has open (slot -> when it lapses, Redis time in ms)."""
+        return f"{self.prefix}eventstreams:{hashlib.sha256(client.encode()).hexdigest()[:32]}"
+
     @property
     def callbacks_due(self) -> str:
         """The callback outbox: sorted set of final jobs' ids whose callback is pending, scored by when it is

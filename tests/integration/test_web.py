@@ -222,3 +222,30 @@ def test_the_page_at_390_px_wraps_its_header_and_clears_a_stale_error(stack, bro
     assert browser.execute_script("return document.documentElement.scrollWidth") <= width
     SCREENSHOTS.mkdir(exist_ok=True)
     browser.save_screenshot(str(SCREENSHOTS / "page-390px.png"))
+
+
+def test_the_page_shows_each_sentence_as_it_arrives(make_stack, browser):
+    """Without an API key to send, the page follows the job's events (EventSource): a sentence shows in its
+    place while the others are still "…", then the whole translation."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.reliability.conftest import slow_text
+
+    s = make_stack(test_hooks=True, max_batch_sentences=1)  # one sentence per batch, each a second long
+    browser.set_window_size(1200, 800)
+    browser.get(s.api.url + "/")
+    browser.find_element(By.ID, "source").send_keys("".join(slow_text(1, f"第{i}句") for i in range(5)))
+    browser.find_element(By.ID, "translate").click()
+
+    def partly(d):
+        shown = d.find_element(By.ID, "target").get_attribute("value")
+        arrived = int(d.find_element(By.ID, "target").get_attribute("data-arrived") or 0)
+        return 0 < arrived < 5 and "…" in shown and d.find_element(By.ID, "status").text.startswith("running")
+
+    WebDriverWait(browser, 60, poll_frequency=0.05).until(partly)
+    SCREENSHOTS.mkdir(exist_ok=True)
+    browser.save_screenshot(str(SCREENSHOTS / "web-page-streaming.png"))
+    WebDriverWait(browser, 60).until(lambda d: d.find_element(By.ID, "status").text.startswith("succeeded"))
+    result = browser.find_element(By.ID, "target").get_attribute("value")
+    assert result.strip() and "…" not in result and "5/5 sentences" in browser.find_element(By.ID, "status").text

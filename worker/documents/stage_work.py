@@ -15,6 +15,7 @@ from shared.errors import DocumentTooComplex, Expired, InvalidDocument, Validati
 from shared.routing.detected_route import choose_route
 from shared.store.backends import Services
 from shared.store.document_store import pack_documents, unpack_documents
+from shared.store.job_events import Sentences
 from shared.store.job_record import Job
 from shared.store.job_status import JobStatus
 from shared.store.sentence_cache import normalise
@@ -80,9 +81,9 @@ def _parsed(services: Services, job: Job, prepared: list[Prepared], layout: dict
     if cached and cached.complete:
         if job.want_scores:
             job.scores = cached.text_scores(segments)
-        _render(services, job, prepared, cached.texts(segments), fence)
+        _render(services, job, prepared, cached.texts(segments), fence, Sentences.answered(cached, job.want_scores))
         return "rendered"
-    if not services.documents.parsed(job, fence):
+    if not services.documents.parsed(job, fence, Sentences.answered(cached, job.want_scores) if cached else None):
         return ""
     services.celery.send_task(TRANSLATE_TASK, args=[job.id], queue=services.keys.queue(job.route))
     log.info("job %s parsed: %d sentences, %d cached", job.id, len(sentences), hits, extra={"job_id": job.id})
@@ -102,7 +103,14 @@ def _choose_route(services: Services, job: Job, units: list[str], layout: dict[s
     log.info("job %s goes to %s (%s)", job.id, route.key, detected or "no language detected", extra={"job_id": job.id})
 
 
-def _render(services: Services, job: Job, prepared: list[Prepared], translations: list[str], fence: int | None) -> None:
+def _render(
+    services: Services,
+    job: Job,
+    prepared: list[Prepared],
+    translations: list[str],
+    fence: int | None,
+    cached: Sentences | None = None,
+) -> None:
     documents, position = [], 0
     for document in prepared:
         count = len(document.units)
@@ -110,7 +118,7 @@ def _render(services: Services, job: Job, prepared: list[Prepared], translations
         position += count
     if job.scores is not None:  # each unit's sentences' scores, as each document's (units in document order)
         job.scores = _per_document(job.scores, [len(p.units) for p in prepared])
-    if services.documents.rendered(job, pack_documents(documents), fence):  # type: ignore[arg-type]
+    if services.documents.rendered(job, pack_documents(documents), fence, cached):  # type: ignore[arg-type]
         services.stats.job_finished("succeeded", job.submitted)
         log.info("job %s rendered and succeeded", job.id, extra={"job_id": job.id})
 

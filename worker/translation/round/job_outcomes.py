@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from shared.errors import ErrorCode
 from shared.store.job_claims import Progress
+from shared.store.job_events import Sentences
 from shared.store.job_status import Move
 from shared.store.jobs import Translation
 from shared.store.stats import Stats
@@ -41,12 +42,14 @@ def save_progress(out: Outcomes, work: JobWork) -> bool:
 
 
 def finish(out: Outcomes, work: JobWork) -> None:
-    """Store a complete job's result: it succeeds, or a document job goes to the document stage."""
+    """Store a complete job's result: it succeeds, or a document job goes to the document stage. Its sentences
+    not yet recorded with its progress get their events in the same call."""
     job_id = work.job.id
     translation = Translation(
         work.assemble(), work.done, work.cached, work.warnings, work.assemble_scores(), work.suggestions
     )
-    outcome = out.store.translated(work.job, work.fence, translation)
+    new = work.unsaved()
+    outcome = out.store.translated(work.job, work.fence, translation, Sentences(new, work.unsaved_scores(new)))
     if work.job.document is not None:  # a document job: rendered next
         if not _not_taken_over(out, job_id, outcome, "result") or outcome != Move.OK:
             return

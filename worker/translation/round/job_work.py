@@ -127,14 +127,15 @@ class WorkLoader:
         for job, (partial, partial_scores) in zip(jobs, partials):
             if job is None:
                 continue
-            if job.attempts == 1 and not partial:
+            # (its partial hash may hold the sentences the cache answered at submission, as it does then)
+            if job.attempts == 1 and job.sentences_done == job.cached_sentences:
                 self.stats.observe("queue_wait_seconds", max(0.0, time.time() - job.submitted))
             segments = self.segments(job)
             flat = [normalise(s) for segs in segments for s in sentences(segs)]
             # its memories' exact matches, found at submission (api.memories), before the cache
             remembered = job.memory.get("hits", {})
             translations: list[str | None] = [partial.get(i, remembered.get(str(i))) for i in range(len(flat))]
-            # A resumed job's cache hits so far were recorded with its progress.
+            # A resumed job's cache hits so far (the API's at submission too) were recorded with its progress.
             works.append(
                 JobWork(
                     job,
