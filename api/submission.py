@@ -16,7 +16,7 @@ from shared.celery_factory import DOCUMENT_TASK, TRANSLATE_TASK
 from shared.errors import IdempotencyMismatch, Overloaded, StorageQuotaExceeded, Unavailable
 from shared.routing.detected_route import AUTO, choose_route, document_route
 from shared.routing.language_detection import Detection
-from shared.routing.routes import Route
+from shared.routing.routes import Route, pair_of
 from shared.store.backends import Services
 from shared.store.job_record import DocumentRecord, Job, new_job_id, utc_now
 from shared.store.job_status import Creation, JobStatus
@@ -120,6 +120,8 @@ def _job(job_id: str, request: TranslationRequest, route: Route | None, owner: s
         detected=detected.public() if detected else {},
         glossary=request.glossary or {},
         want_scores=request.scores,
+        min_confidence=request.min_confidence,
+        withhold=request.on_low_confidence == "withhold",
         document=DocumentRecord(request.document, request.filename) if request.document else None,
     )
 
@@ -141,7 +143,9 @@ def _create(
     sentences = [normalise(s) for s in request.sentences]
     # (a text of no sentences is answered at once, as its texts with nothing to translate)
     known = namespace is not None or not (sentences or request.document)
-    cached = services.cache.answer(namespace or "", sentences, glossary, request.scores) if known else None
+    gate = job.min_confidence if job.min_confidence is not None else settings.min_confidence
+    gate_or_off = None if gate == float("-inf") else gate
+    cached = services.cache.answer(namespace or "", sentences, glossary, request.scores, gate_or_off) if known else None
     hits = cached.hits if cached else 0
     job.sentences_done = job.cached_sentences = hits  # cached sentences are done: progress starts there
     cached_characters = sum(len(s) for s, t in zip(request.sentences, cached.translations) if t) if cached else 0
@@ -153,6 +157,7 @@ def _create(
         job.result = cached.texts(request.segments)
         if job.want_scores:
             job.scores = cached.text_scores(request.segments)
+        job.fidelity = cached.text_fidelity(request.segments, sentences, pair_of(job.route), glossary)
         job.texts, job.spans = [], []  # a finished job's texts are not kept: its result is what it is read for
     try:
         created = services.store.create(

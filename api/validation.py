@@ -49,6 +49,8 @@ class TranslationRequest:
     glossary: dict[str, str] | None = None  # its terms (a stored glossary's merged in: api.glossaries)
     glossary_id: str | None = None  # the stored glossary it names
     scores: bool = False  # its result carries each sentence's confidence
+    min_confidence: float | None = None  # its quality gate (None: TRANSQ_MIN_CONFIDENCE's)
+    on_low_confidence: str = "flag"  # or "withhold"
 
     def digest(self, pair: str) -> str:
         """What the request asks for, normalised (`text` and a one-item `texts` are the same request, and so
@@ -56,7 +58,8 @@ class TranslationRequest:
         is refused, not answered with the first job."""
         glossary = sorted((self.glossary or {}).items())
         asked = [self.texts, pair, self.format, self.document, self.callback_url, glossary]
-        canonical = json.dumps(asked + ["scores"] if self.scores else asked, ensure_ascii=False)
+        gate = [self.min_confidence, self.on_low_confidence] if self.min_confidence is not None else []
+        canonical = json.dumps((asked + ["scores"] if self.scores else asked) + gate, ensure_ascii=False)
         return hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -151,6 +154,8 @@ def parse_translation_request(
     languages = {k: getattr(checked, k, None) for k in ("source_lang", "target_lang", "callback_url")}
     extras = {k: getattr(checked, k, None) for k in ("glossary", "glossary_id")}
     extras["scores"] = getattr(checked, "scores", False)
+    extras["min_confidence"] = getattr(checked, "min_confidence", None)
+    extras["on_low_confidence"] = getattr(checked, "on_low_confidence", "flag")
     if fmt != "text":
         upload = document_upload(texts, fmt, settings.max_sentence_chars)
         return dataclasses.replace(document_request(upload, fmt, languages), timeout=timeout, **extras)

@@ -8,12 +8,13 @@ them from the same settings (api.openapi). A new request field is one line in th
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationInfo, field_validator, model_validator
 
 from shared.contract.fields import GLOSSARY_ID_PATTERN, CallbackUrl, GlossaryTerms, Language, Seconds, Text, refused
 from shared.document_formats import FORMATS, TEXT_FORMATS
+from shared.settings.checks import CONFIDENCE_RANGE
 
 # What a multipart form's own fields (format, languages, boundaries) may add to TRANSQ_MAX_DOCUMENT_BYTES.
 FORM_FIELDS_BYTES = 65536
@@ -22,6 +23,7 @@ _REFUSED = {
     "format": f"{{field}} must be one of {', '.join(TEXT_FORMATS)} (a .docx file goes to /v1/documents)",
     "glossary_id": "{field} must be the id of a stored glossary (32 hex digits)",
     "scores": "{field} must be true or false",
+    "on_low_confidence": '{field} must be "flag" or "withhold"',
 }
 
 
@@ -89,11 +91,50 @@ class Texts(Body):
         return [self.text] if self.text is not None else self.texts or []
 
 
+class QualityGateOptions(Body):
+    """A job's quality gate (docs/api.md, Quality gate): a sentence scored under `min_confidence` is made again
+    with a wider beam, then flagged or withheld if still under."""
+
+    form_fields: ClassVar[bool] = False  # its values come as text (a document upload's form or query)
+
+    min_confidence: float = Field(
+        None,
+        json_schema_extra={"minimum": CONFIDENCE_RANGE[0], "maximum": CONFIDENCE_RANGE[1]},
+        description=f"A confidence from {CONFIDENCE_RANGE[0]:g} to {CONFIDENCE_RANGE[1]:g} (a mean log-probability, "
+        "0 best); default TRANSQ_MIN_CONFIDENCE (off unless set).",
+    )
+    on_low_confidence: Literal["flag", "withhold"] = Field(
+        "flag",
+        description='What becomes of a sentence still under `min_confidence` after its retry: "flag" (kept, '
+        'flagged `low_confidence`) or "withhold" (its source returned untranslated, marked `withheld`).',
+    )
+
+    @field_validator("min_confidence", mode="before")
+    @classmethod
+    def _a_confidence(cls, value: Any) -> Any:
+        low, high = CONFIDENCE_RANGE
+        if value is None:
+            return None
+        number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+        if isinstance(value, str) and cls.form_fields:  # a form field or query parameter is text
+            try:
+                number = float(value)
+            except ValueError:
+                number = None
+        if number is None or not low <= number <= high:  # NaN and the infinities too
+            raise refused(
+                "confidence", "{field} must be a number from {low} to {high}", low=f"{low:g}", high=f"{high:g}"
+            )
+        return float(number)
+
+    _in_our_words = field_validator("on_low_confidence", mode="wrap")(_in_our_words)
+
+
 class DetectRequest(Texts):
     """POST /v1/detect: the texts whose language to detect."""
 
 
-class JobRequest(Texts, Languages):
+class JobRequest(Texts, Languages, QualityGateOptions):
     """POST /v1/jobs: exactly one of `text` and `texts`."""
 
     glossary: GlossaryTerms = None  # type: ignore[assignment]
@@ -146,7 +187,7 @@ class LegacyRequest(Body):
         return [self.text]
 
 
-class DocumentOptions(Languages):
+class DocumentOptions(Languages, QualityGateOptions):
     """What a document upload may ask for besides its file (form fields, or query parameters with a bare
     body): its languages, a glossary (as JSON text), a stored glossary, scores."""
 
@@ -154,6 +195,7 @@ class DocumentOptions(Languages):
         None, json_schema_extra={"contentMediaType": "application/json"}, description="As a job's, as JSON text."
     )
     glossary_id: str = Field(None, pattern=GLOSSARY_ID_PATTERN, description="As a job's.")
+    form_fields: ClassVar[bool] = True
     scores: bool = Field(
         False,
         description="`true`: the job's `result.scores` holds each document's sentences' confidences, in order.",

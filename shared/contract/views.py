@@ -10,6 +10,7 @@ from shared.document_formats import FORMATS
 from shared.errors import ErrorCode
 from shared.store.job_record import JOB_ID_PATTERN
 from shared.store.job_status import JobStatus
+from shared.text.fidelity import FLAGS
 
 
 class View(BaseModel):
@@ -57,8 +58,49 @@ class JobResult(View):
         None,
         description='With `"scores": true`: per text, its translated sentences\' confidences in order (the '
         "decoder's length-normalised log-probability, 0 best; null for a sentence without one: cached before "
-        "scores were kept, or translated through a glossary's term protection).",
+        "scores were kept, made again by the output guard, or of a glossary's terms only).",
     )
+    fidelity: list[list[SentenceFidelity]] = Field(
+        None, description="Per text, each translated sentence's fidelity record, in order (docs/api.md, Fidelity)."
+    )
+
+
+class SentenceFidelity(View):
+    """What the fidelity check found in one sentence's translation; empty fields are left out."""
+
+    kept: int = Field(None, ge=0, description="Protected spans (numbers, dates, URLs, ...) found as in the source.")
+    repaired: int = Field(
+        None, ge=0, description="Of those, put back verbatim because the model lost their placeholders."
+    )
+    flags: list[Literal[FLAGS]] = Field(  # type: ignore[valid-type]
+        None,
+        description="span_missing, span_repeated (a protected span not there exactly as often as in the source), "
+        "untranslated (source-script text left, e.g. Han in English), degenerate (still looping after the output "
+        "guard's retry), low_confidence (under the job's min_confidence after a retry with a wider beam).",
+    )
+    retried: list[Literal["degenerate", "low_confidence"]] = Field(
+        None, description="Why it was made again: the output guard, or the quality gate's wider beam."
+    )
+    withheld: bool = Field(None, description='`on_low_confidence: "withhold"`: the source is returned untranslated.')
+
+
+class Fidelity(View):
+    """A job's fidelity records in brief."""
+
+    sentences: int = Field(ge=0, description="Sentences checked.")
+    kept: int = Field(ge=0)
+    repaired: int = Field(ge=0)
+    flagged: int = Field(ge=0, description="Sentences with a flag.")
+    flags: dict[str, int] = Field(description="Sentences per flag (those with none left out).")
+
+
+class QualityGate(View):
+    """What the quality gate did to a job (one with a min_confidence, its own or TRANSQ_MIN_CONFIDENCE)."""
+
+    min_confidence: float
+    retried: int = Field(ge=0, description="Sentences under it made again with a wider beam.")
+    low_confidence: int = Field(ge=0, description="Sentences still under it (flagged `low_confidence`).")
+    withheld: int = Field(ge=0, description="Of those, returned untranslated.")
 
 
 class Confidence(View):
@@ -123,6 +165,8 @@ class JobView(View):
     )
     callback: CallbackDelivery = None  # type: ignore[assignment]
     confidence: Confidence = None  # type: ignore[assignment]
+    fidelity: Fidelity = None  # type: ignore[assignment]
+    quality_gate: QualityGate = None  # type: ignore[assignment]
     error: ErrorDetail = Field(
         None,
         description="A failed job's reason: e.g. `invalid_document` (a malformed document), `document_too_complex` "
@@ -138,6 +182,8 @@ class Translations(View):
     translations: list[str]
     scores: list[list[float | None]] = Field(None, description="As a job's `result.scores`.")
     confidence: Confidence = None  # type: ignore[assignment]
+    fidelity: Fidelity = Field(None, description="As a job's (its sentences' records: GET /v1/jobs/{job_id}).")
+    quality_gate: QualityGate = None  # type: ignore[assignment]
 
 
 class LegacyTranslation(View):

@@ -5,6 +5,7 @@ The job's record and its status moves are shared.store.jobs.JobStore's."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +18,7 @@ from shared.store.job_status import ClaimOutcome, Move
 from shared.store.keys import Keys
 
 SCORE_PREFIX = "s"  # a partial hash's field of a sentence's score: s<index> (its translation's field: <index>)
+FIDELITY_PREFIX = "f"  # a partial hash's field of a sentence's fidelity record (JSON): f<index>
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,7 @@ class Progress:
     translations: dict[int, str] = field(default_factory=dict)
     scores: dict[int, float] | None = None
     warnings: list[dict[str, Any]] | None = None
+    fidelity: dict[int, dict[str, Any]] | None = None  # the new translations' records (shared.text.fidelity)
 
 
 class JobClaims:
@@ -158,11 +161,23 @@ class JobClaims:
             args += [index, translation]
         for index, score in (progress.scores or {}).items():
             args += [f"{SCORE_PREFIX}{index}", repr(score)]
+        for index, checked in (progress.fidelity or {}).items():
+            args += [f"{FIDELITY_PREFIX}{index}", json.dumps(checked, separators=(",", ":"))]
         return Move(self._progress(keys=[self.keys.job(job_id), self.keys.partial(job_id)], args=args))
 
     def partial_translations(self, job_ids: list[str]) -> list[dict[int, str]]:
         """The translations recorded so far of each job, by sentence index."""
         return [translations for translations, _ in self.partial_progress(job_ids)]
+
+    def partial_fidelity(self, job_ids: list[str]) -> list[dict[int, dict[str, Any]]]:
+        """The fidelity records kept so far with each job's progress, by sentence index."""
+        pipe = self.client.pipeline(transaction=False)
+        for job_id in job_ids:
+            pipe.hgetall(self.keys.partial(job_id))
+        return [
+            {int(i[1:]): json.loads(v) for i, v in found.items() if i.startswith(FIDELITY_PREFIX)}
+            for found in pipe.execute()
+        ]
 
     def partial_progress(self, job_ids: list[str]) -> list[tuple[dict[int, str], dict[int, float]]]:
         """The translations recorded so far of each job, and the scores of those that have one, by sentence
@@ -172,7 +187,7 @@ class JobClaims:
             pipe.hgetall(self.keys.partial(job_id))
         return [
             (
-                {int(i): t for i, t in found.items() if not i.startswith(SCORE_PREFIX)},
+                {int(i): t for i, t in found.items() if i.isdigit()},
                 {int(i[1:]): float(v) for i, v in found.items() if i.startswith(SCORE_PREFIX)},
             )
             for found in pipe.execute()

@@ -35,7 +35,7 @@ class Outcomes:
 def save_progress(out: Outcomes, work: JobWork) -> bool:
     """Record the job's progress; False when it was refused (the job was taken over: drop it)."""
     new, warnings = work.unsaved(), work.unsaved_warnings()
-    progress = Progress(work.done, work.cached, new, work.unsaved_scores(new), warnings)
+    progress = Progress(work.done, work.cached, new, work.unsaved_scores(new), warnings, work.unsaved_fidelity(new))
     outcome = out.claims.store.set_progress(work.job.id, work.fence, progress)
     return _not_taken_over(out, work.job.id, outcome, "progress")
 
@@ -43,7 +43,9 @@ def save_progress(out: Outcomes, work: JobWork) -> bool:
 def finish(out: Outcomes, work: JobWork) -> None:
     """Store a complete job's result: it succeeds, or a document job goes to the document stage."""
     job_id = work.job.id
-    translation = Translation(work.assemble(), work.done, work.cached, work.warnings, work.assemble_scores())
+    translation = Translation(
+        work.assemble(), work.done, work.cached, work.warnings, work.assemble_scores(), work.assemble_fidelity()
+    )
     outcome = out.store.translated(work.job, work.fence, translation)
     if work.job.document is not None:  # a document job: rendered next
         if not _not_taken_over(out, job_id, outcome, "result") or outcome != Move.OK:
