@@ -37,7 +37,8 @@ _NUMBER = (
 _PATTERNS = [
     r"(?:https?|ftp)://[^\s<>\"'`，。、；：！？（）【】]+[^\s<>\"'`，。、；：！？（）【】.,;:!?)\]}]",  # URLs
     r"\bwww\.[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+(?:/[^\s<>\"'`]*[^\s<>\"'`.,;:!?)\]}])?",
-    r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}",  # e-mail addresses
+    # e-mail addresses, from the start of their local part only (a long run of letters is read once)
+    r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,8}\.[A-Za-z]{2,24}",
     r"`[^`\n]{1,200}`",  # code spans
     r"\{\{[^{}\n]{1,100}\}\}|\{\{\{[^{}\n]{1,100}\}\}\}",  # {{ mustache }}
     r"\{[A-Za-z0-9_.:\[\]!-]{0,60}\}",  # {placeholder} {0} {name!r}
@@ -52,7 +53,8 @@ _PATTERNS = [
 # One alternation, first alternative first: at each place the earliest listed kind wins (a URL's digits stay
 # in the URL); a number only where no letter or digit touches it (`mp3`, `H2O`, `COVID-19` are words).
 _SPAN = re.compile(
-    "|".join(f"(?:{p})" for p in _PATTERNS[:-1]) + rf"|(?<![A-Za-z0-9_])(?<![A-Za-z]-)(?:{_PATTERNS[-1]})(?![A-Za-z0-9])"
+    "|".join(f"(?:{p})" for p in _PATTERNS[:-1])
+    + rf"|(?<![A-Za-z0-9_])(?<![A-Za-z]-)(?:{_PATTERNS[-1]})(?![A-Za-z0-9])"
 )
 _PLACEHOLDER = re.compile(r"__\s*\d{1,9}\s*__")  # term protection's own (shared.text.term_protection)
 

@@ -50,23 +50,33 @@ def test_spans_come_back_and_each_sentence_reports_what_was_kept_and_flagged(sta
     assert job["status"] == "succeeded", job
     assert job["result"]["translations"][0] == SPANS  # the copy model copies; its spans came back exactly
     records = job["result"]["fidelity"]
-    assert records[0] == [{"kept": 4}]
+    # all four spans there; the copy model may lose placeholders in a long sentence: then they were repaired
+    (first,) = records[0]
+    assert first["kept"] == 4 and "flags" not in first and first.get("repaired", 0) in (0, 4)
     assert records[1] == [{"kept": 1, "flags": ["untranslated"]}]  # Han characters in the English
-    assert job["fidelity"] == {"sentences": 2, "kept": 5, "repaired": 0, "flagged": 1, "flags": {"untranslated": 1}}
+    repaired = first.get("repaired", 0)
+    assert job["fidelity"] == {
+        "sentences": 2,
+        "kept": 5,
+        "repaired": repaired,
+        "flagged": 1,
+        "flags": {"untranslated": 1},
+    }
     assert "quality_gate" not in job  # no gate asked for, none by default
     seen = counters(stack)
     assert (
         seen['transq_fidelity_flags_total{flag="untranslated"}'] >= 1 and seen["transq_fidelity_spans_kept_total"] >= 5
     )
     again = post(stack, {"texts": [SPANS, CHINESE]})  # all cached: the API checks the cached answer the same way
-    assert again["cached_sentences"] == 2 and again["result"]["fidelity"] == records
+    unrepaired = [[{k: v for k, v in r.items() if k != "repaired"} for r in text] for text in records]
+    assert again["cached_sentences"] == 2 and again["result"]["fidelity"] == unrepaired  # (how is not cached)
 
 
 def test_a_sentence_under_the_gate_is_retried_then_flagged_or_withheld(stack):
     flagged = post(stack, {"texts": ["质量门槛第一句。"], "min_confidence": STRICT, "scores": True})
     record = flagged["result"]["fidelity"][0][0]
     assert record["retried"] == ["low_confidence"] and "low_confidence" in record["flags"]
-    assert flagged["result"]["translations"] == ["质量门槛第一句。"]  # the copy model's, kept
+    assert flagged["result"]["scores"][0][0] < STRICT  # the better of its two translations' scores, still under
     assert flagged["quality_gate"] == {"min_confidence": STRICT, "retried": 1, "low_confidence": 1, "withheld": 0}
     spec = requests.get(stack.api.url + "/openapi.json", timeout=10).json()
     conforms(spec, "JobView", flagged)  # the contract's models drive /openapi.json
@@ -81,7 +91,7 @@ def test_a_sentence_under_the_gate_is_retried_then_flagged_or_withheld(stack):
 
 
 def test_a_cached_answer_does_not_bypass_a_stricter_gate(stack):
-    first = post(stack, {"texts": ["缓存与门槛。"]})  # cached with its score
+    first = post(stack, {"texts": ["缓存与门槛。"], "scores": True})  # cached with its score
     assert first["cached_sentences"] == 0
     lenient = post(stack, {"texts": ["缓存与门槛。"], "min_confidence": -1.0})  # its cached score passes: cached
     assert lenient["cached_sentences"] == 1 and lenient["quality_gate"]["retried"] == 0
@@ -108,7 +118,6 @@ def test_the_server_default_gate_applies_to_a_job_that_sets_none(make_stack):
         {"min_confidence": "-0.5"},  # a JSON body's number is a number
         {"min_confidence": True},
         {"min_confidence": [1]},
-        {"min_confidence": 1e309},
         {"on_low_confidence": "drop"},
         {"on_low_confidence": 5},
         {"on_low_confidence": None},
@@ -125,7 +134,7 @@ def test_odd_gate_fields_are_refused_with_a_json_error_and_nothing_stored(stack,
 
 
 def test_nan_and_infinity_are_refused(stack):
-    for raw in ("NaN", "Infinity", "-Infinity"):
+    for raw in ("NaN", "Infinity", "-Infinity", "1e999", "-1e999"):
         body = '{"texts": ["好。"], "min_confidence": ' + raw + "}"
         response = requests.post(
             stack.api.url + "/v1/jobs", data=body, headers={"Content-Type": "application/json"}, timeout=10

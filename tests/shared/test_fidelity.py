@@ -68,5 +68,14 @@ def test_summaries_count_sentences_and_gate_outcomes():
 
 def test_hostile_sentences_are_scanned_without_backtracking():
     # Each alternative is bounded or stops at a character class: a pattern that backtracked would hang here.
-    for hostile in ("1," * 20000, "%" * 40000, "<a " * 15000, "{" * 40000, "`" * 40000, "a@" * 20000, "http://" * 6000):
+    for hostile in (
+        "a" * 40000,
+        "1," * 20000,
+        "%" * 40000,
+        "<a " * 15000,
+        "{" * 40000,
+        "`" * 40000,
+        "a@" * 20000,
+        "http://" * 6000,
+    ):
         assert isinstance(spans_of(hostile), list)
