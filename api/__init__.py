@@ -49,10 +49,12 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
     from api import (
         auth,
+        compat,
         detect,
         glossaries,
         health,
         jobs,
+        memories,
         metrics,
         openapi,
         security_headers,
@@ -79,5 +81,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     for blueprint in blueprints:
         app.register_blueprint(blueprint)
     app.register_blueprint(glossaries.bp)
+    app.register_blueprint(memories.bp)
+    compat.init_app(app, settings)
     log.info("transq API ready: broker %s, model %s", describe_broker(settings), settings.model)
     return app

@@ -12,7 +12,7 @@ import logging
 import time
 
 import redis
-from flask import Flask, g, request
+from flask import Flask, current_app, g, request
 from flask_limiter import Limiter
 from limits import parse
 from limits.storage import storage_from_string
@@ -30,13 +30,20 @@ _OPEN_PREFIXES = ("/healthz", "/readyz", "/metrics", "/openapi.json", "/docs", "
 
 
 def _is_open(path: str) -> bool:
-    return path == "/" or path.startswith(_OPEN_PREFIXES)
+    extra = current_app.extensions.get("transq_open_prefixes", ())
+    return path == "/" or path.startswith(_OPEN_PREFIXES) or (bool(extra) and path.startswith(extra))
 
 
 def presented_key() -> str:
+    """The key a request presents: `Authorization: Bearer`, `X-API-Key`, or where another API it speaks puts
+    it (api.compat registers those readers in app.extensions["transq_key_readers"])."""
     header = request.headers.get("Authorization", "")
     if header.lower().startswith("bearer "):
         return header[7:].strip()
+    for reader in current_app.extensions.get("transq_key_readers", ()):
+        found = reader(request)
+        if found:
+            return found.strip()
     return request.headers.get("X-API-Key", "").strip()
 
 

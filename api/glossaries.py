@@ -56,11 +56,11 @@ def create():  # type: ignore[no-untyped-def]
     body = validated(GlossaryBody, read_json_object(request, settings), settings)
     stored = store().create(client_id(), body.name.strip(), Glossary.of(body.terms))
     if isinstance(stored, GlossaryRefused):
-        _refuse(stored)
+        refuse(stored)
     return stored.public(), 201, {"Location": f"/v1/glossaries/{stored.id}"}
 
 
-def _refuse(refused: GlossaryRefused) -> None:
+def refuse(refused: GlossaryRefused) -> None:
     settings = services().settings
     if refused.reason == "full":
         limit = settings.glossary_max_stored

@@ -9,10 +9,12 @@ from flask import Blueprint, request
 from api.auth import client_id, owner_id
 from api.current import services
 from api.glossaries import with_glossary
+from api.memories import add_corrections, owned
 from api.submission import submit
-from api.validation import parse_translation_request, read_json_object
+from api.validation import parse_translation_request, read_json_object, validated
 from shared.contract.job_view import job_view
-from shared.errors import Conflict, NotFound
+from shared.contract.requests import CorrectionsBody
+from shared.errors import Conflict, NotFound, ValidationError
 from shared.store.job_record import Job, is_job_id
 from shared.store.job_status import Move
 
@@ -63,3 +65,29 @@ def cancel_job(job_id: str):  # type: ignore[no-untyped-def]
     if outcome == Move.REFUSED:
         raise Conflict(f"job {job_id} has already finished")
     return view(load_job(job_id))
+
+
+@bp.post("/<job_id>/corrections")
+def correct_job(job_id: str):  # type: ignore[no-untyped-def]
+    """Store corrected sentences of a job submitted with `translation_memory` in a memory of the caller's
+    (`{"translation_memory": id, "corrections": {"3": "..."}}`): the next job with those sentences gets them."""
+    settings = services().settings
+    body = validated(CorrectionsBody, read_json_object(request, settings), settings)
+    job = load_job(job_id)
+    memory = owned(client_id(), body.translation_memory)
+    sources = job.memory.get("sources")
+    if not sources:
+        raise Conflict(
+            f"job {job_id} kept no source sentences: corrections apply to jobs submitted with translation_memory"
+        )
+    if memory.pair != job.memory["pair"]:
+        raise ValidationError(
+            f"translation_memory {memory.id} is a {memory.pair} memory; job {job_id} is {job.memory['pair']}"
+        )
+    corrections = {int(index): target for index, target in body.corrections.items()}
+    outside = [i for i in corrections if i >= len(sources)]
+    if outside:
+        raise ValidationError(
+            f"corrections[{outside[0]}]: the job has {len(sources)} sentences (0 to {len(sources) - 1})"
+        )
+    return add_corrections(memory.id, sources, corrections)

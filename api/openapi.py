@@ -15,6 +15,7 @@ from pydantic.json_schema import GenerateJsonSchema, models_json_schema
 
 from api.current import services
 from api.security_headers import page_policy
+from shared.contract.compat_paths import DEEPL, LIBRETRANSLATE, TAGS
 from shared.contract.operations import REQUESTS, VIEWS, paths
 from shared.routing.detected_route import AUTO
 from shared.routing.route_table import Pair
@@ -100,7 +101,12 @@ def spec() -> dict[str, Any]:
         },
         "security": [{}, {"bearer": []}, {"apiKey": []}],
         "paths": paths(settings),
+        "tags": [tag for tag in TAGS if tag["name"] in _compat_tags(settings)],
     }
+
+
+def _compat_tags(settings: Settings) -> set[str]:
+    return {DEEPL if name == "deepl" else LIBRETRANSLATE for name in settings.compat_api_list}
 
 
 @bp.get("/openapi.json")

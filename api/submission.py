@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import logging
 import time
 
 import redis
-from kombu.exceptions import KombuError, OperationalError
 
+from api.acceptance import NotAccepted, accept, rediscover, take_back
+from api.memories import memory_matches
 from api.usage import Charge, charge
 from api.validation import TranslationRequest
-from shared.celery_factory import DOCUMENT_TASK, TRANSLATE_TASK
 from shared.errors import IdempotencyMismatch, Overloaded, StorageQuotaExceeded, Unavailable
 from shared.routing.detected_route import AUTO, choose_route, document_route
 from shared.routing.language_detection import Detection
@@ -21,13 +22,11 @@ from shared.store.backends import Services
 from shared.store.job_record import DocumentRecord, Job, new_job_id, utc_now
 from shared.store.job_status import Creation, JobStatus
 from shared.store.jobs import Created, Idempotency, Usage
-from shared.store.replication import wait_for_replica
-from shared.store.sentence_cache import normalise
+from shared.store.sentence_cache import CacheAnswer, normalise
 from shared.text.glossary import Glossary
 from shared.text.splitter import spans_of
 
 log = logging.getLogger(__name__)
-_PUBLISH_RETRY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
 
 
 def submit(
@@ -51,6 +50,46 @@ def submit(
         if earlier is not None:
             return earlier
     usage = Usage(services.keys.usage(client), settings.client_storage_bytes) if settings.client_storage_bytes else None
+    attempt = functools.partial(
+        _attempt,
+        services,
+        request,
+        route=route,
+        detected=detected,
+        owner=owner,
+        client=client,
+        idempotency=idempotency,
+        usage=usage,
+        digest=digest,
+    )
+    try:
+        return attempt()
+    except NotAccepted as refused:
+        if not refused.retry:
+            raise Unavailable(refused.message, retry_after=5) from None
+        # with sentinels the primary may have moved, and pooled connections stay with the old one
+        log.warning("%s: trying once more on the primary the sentinels name now", refused.message)
+        rediscover(services)
+    try:
+        return attempt()
+    except NotAccepted as refused:
+        raise Unavailable(refused.message, retry_after=5) from None
+
+
+def _attempt(
+    services: Services,
+    request: TranslationRequest,
+    *,
+    route: Route | None,
+    detected: Detection | None,
+    owner: str,
+    client: str,
+    idempotency: Idempotency | None,
+    usage: Usage | None,
+    digest: str,
+) -> Job:
+    """One try at storing and accepting the job (a new id each time); NotAccepted when it was taken back."""
+    settings = services.settings
     job = _job(new_job_id(), request, route, owner, detected)
     created, charged = _create(services, job, route, request, idempotency, usage, client)
     if created.outcome == Creation.EXISTS:
@@ -71,11 +110,9 @@ def submit(
             retry_after=min(created.retry_after, 3600),
         )
     try:
-        if job.status in (JobStatus.QUEUED, JobStatus.PARSING):
-            _enqueue(services, job, idempotency)
-        _await_replica(services, job, idempotency)
-    except Unavailable:  # the job was taken back
-        charged.refund()
+        accept(services, job, idempotency)
+    except NotAccepted:
+        _refund(charged)
         raise
     return job
 
@@ -143,16 +180,22 @@ def _create(
     sentences = [normalise(s) for s in request.sentences]
     # (a text of no sentences is answered at once, as its texts with nothing to translate)
     known = namespace is not None or not (sentences or request.document)
+    remembered, job.memory = memory_matches(request, route, client)  # a human translation outranks the cache's
+    job.from_memory = sum(t is not None for t in remembered)
     gate = job.min_confidence if job.min_confidence is not None else settings.min_confidence
     gate_or_off = None if gate == float("-inf") else gate
     cached = services.cache.answer(namespace or "", sentences, glossary, request.scores, gate_or_off) if known else None
-    hits = cached.hits if cached else 0
-    job.sentences_done = job.cached_sentences = hits  # cached sentences are done: progress starts there
+    if job.from_memory:  # (answered from memories even where the cache cannot be asked: no worker yet)
+        cached = _memory_first(cached, remembered, request.scores)
+    hits = cached.hits - job.from_memory if cached else 0
+    job.cached_sentences = hits
+    job.sentences_done = hits + job.from_memory  # answered sentences are done: progress starts there
     cached_characters = sum(len(s) for s, t in zip(request.sentences, cached.translations) if t) if cached else 0
     charged = charge(services.quota, client, request.characters, cached_characters)
     if job.document is not None:  # the document stage settles it to the characters it parses
         job.document = dataclasses.replace(job.document, layout=charged.noted(job.document.layout))
-    if cached and cached.complete:
+    # (with a fuzzy threshold, a sentence no memory holds exactly goes to the worker for its suggestions)
+    if cached and cached.complete and (job.from_memory == len(sentences) or not _fuzzy(job)):
         job.status, job.started_at, job.finished_at = JobStatus.SUCCEEDED, job.created_at, job.created_at
         job.result = cached.texts(request.segments)
         if job.want_scores:
@@ -168,51 +211,37 @@ def _create(
             document_source=request.source,
             document_ttl=settings.document_ttl,
         )
+    except (redis.ConnectionError, redis.TimeoutError) as exc:  # stored or not: take it back ("not accepted" is true)
+        log.error("job %s: the job store failed while it was stored: %r", job.id, exc, extra={"job_id": job.id})
+        try:
+            take_back(services, job, idempotency, "the job store failed while the job was being stored")
+        except NotAccepted:
+            _refund(charged)
+            raise
     except Exception:
         charged.refund()
         raise
     if created.outcome != Creation.CREATED:
         charged.refund()
         return created, charged
-    services.stats.add(_counters(hits, len(request.sentences) - hits, fast=job.status == JobStatus.SUCCEEDED))
+    misses = len(request.sentences) - hits - job.from_memory
+    services.stats.add(_counters(hits, misses, fast=job.status == JobStatus.SUCCEEDED))
     return created, charged
 
 
-def _enqueue(services: Services, job: Job, idempotency: Idempotency | None) -> None:
-    """Send the job's message; when that fails, remove the job (and its idempotency key) again."""
-    document = job.status == JobStatus.PARSING
-    try:
-        services.celery.send_task(
-            DOCUMENT_TASK if document else TRANSLATE_TASK,
-            args=[job.id],
-            queue=services.keys.documents_queue if document else services.keys.queue(job.route),
-            retry=True,
-            retry_policy=_PUBLISH_RETRY,
-        )
-    except (KombuError, OperationalError, redis.RedisError, OSError) as exc:
-        log.error("could not enqueue job %s: %s", job.id, exc, extra={"job_id": job.id})
-        _forget_job(services, job, idempotency)
-        raise Unavailable("the queue is unavailable; the job was not accepted", retry_after=5) from None
-    log.info(
-        "job %s queued%s (%d sentences, %d cached)",
-        job.id,
-        " for the document stage" if document else "",
-        job.sentences_total,
-        job.cached_sentences,
-        extra={"job_id": job.id},
-    )
+def _memory_first(cached: CacheAnswer | None, remembered: list[str | None], scores: bool) -> CacheAnswer:
+    """The cache's answer (None: the cache was not asked) with the memories' exact matches in place of its own
+    (they have no score)."""
+    empty = [None] * len(remembered)
+    cached = cached or CacheAnswer([""] * len(remembered), list(empty), list(empty) if scores else None)
+    scores = cached.scores and [None if m is not None else s for m, s in zip(remembered, cached.scores)]
+    translations = [m if m is not None else t for m, t in zip(remembered, cached.translations)]
+    return dataclasses.replace(cached, translations=translations, scores=scores)
 
 
-def _await_replica(services: Services, job: Job, idempotency: Idempotency | None) -> None:
-    """With sentinels (so replicas): accept the job only once a replica has it, else take it back (503)."""
-    wait_ms = services.settings.replica_wait_ms
-    if not (services.settings.redis_sentinels and wait_ms > 0):
-        return
-    if wait_for_replica(services.redis, services.keys, wait_ms) >= 1:
-        return
-    log.error("no replica acknowledged job %s within %d ms", job.id, wait_ms, extra={"job_id": job.id})
-    _forget_job(services, job, idempotency)
-    raise Unavailable("no replica of the job store acknowledged the job in time; it was not accepted", retry_after=5)
+def _fuzzy(job: Job) -> bool:
+    """Whether the job's memories are looked up for fuzzy matches (a threshold under 100)."""
+    return bool(job.memory) and job.memory["threshold"] < 100
 
 
 def _counters(hits: int, misses: int, fast: bool) -> dict[str, int]:
@@ -222,8 +251,9 @@ def _counters(hits: int, misses: int, fast: bool) -> dict[str, int]:
     return {name: amount for name, amount in counters.items() if amount}
 
 
-def _forget_job(services: Services, job: Job, idempotency: Idempotency | None) -> None:
+def _refund(charged: Charge) -> None:
+    """Give back a taken-back job's characters (a broker failing now leaves them counted)."""
     try:
-        services.store.delete(job, idempotency.key if idempotency else None)
-    except redis.RedisError:
-        log.warning("job %s may be left queued without a message", job.id)
+        charged.refund()
+    except redis.RedisError as exc:
+        log.warning("could not refund %d characters to client %s: %r", charged.characters, charged.client, exc)

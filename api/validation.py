@@ -51,6 +51,8 @@ class TranslationRequest:
     scores: bool = False  # its result carries each sentence's confidence
     min_confidence: float | None = None  # its quality gate (None: TRANSQ_MIN_CONFIDENCE's)
     on_low_confidence: str = "flag"  # or "withhold"
+    translation_memory: list[str] | None = None  # the translation memories it names (api.memories)
+    translation_memory_threshold: int = 75  # the lowest fuzzy match score a suggestion has
 
     def digest(self, pair: str) -> str:
         """What the request asks for, normalised (`text` and a one-item `texts` are the same request, and so
@@ -58,6 +60,8 @@ class TranslationRequest:
         is refused, not answered with the first job."""
         glossary = sorted((self.glossary or {}).items())
         asked = [self.texts, pair, self.format, self.document, self.callback_url, glossary]
+        if self.translation_memory:
+            asked += [self.translation_memory, self.translation_memory_threshold]
         gate = [self.min_confidence, self.on_low_confidence] if self.min_confidence is not None else []
         canonical = json.dumps((asked + ["scores"] if self.scores else asked) + gate, ensure_ascii=False)
         return hashlib.sha256(canonical.encode()).hexdigest()
@@ -156,7 +160,12 @@ def parse_translation_request(
     extras["scores"] = getattr(checked, "scores", False)
     extras["min_confidence"] = getattr(checked, "min_confidence", None)
     extras["on_low_confidence"] = getattr(checked, "on_low_confidence", "flag")
+    memories = getattr(checked, "translation_memory", None)
+    if memories:
+        extras.update(translation_memory=memories, translation_memory_threshold=checked.translation_memory_threshold)  # type: ignore[union-attr]
     if fmt != "text":
+        if memories:
+            raise ValidationError("translation_memory applies to plain text jobs (format text) only")
         upload = document_upload(texts, fmt, settings.max_sentence_chars)
         return dataclasses.replace(document_request(upload, fmt, languages), timeout=timeout, **extras)
     total = sum(len(text) for text in texts)

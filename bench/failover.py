@@ -2,7 +2,8 @@
 
     python -m bench.failover [--jobs 600] [--failovers 3]
 
-One primary, two replicas and three sentinels (down after 1 s) on loopback, and two APIs (gunicorn, one
+One primary, two replicas and three sentinels (devstack.sentinel.SentinelCluster: the shipped timings, down
+after 5 s; every server with min-replicas-to-write 1) on loopback, and two APIs (gunicorn, one
 process each) on them through TRANSQ_REDIS_SENTINELS: one with TRANSQ_REPLICA_WAIT_MS=1000 (202 only once
 a replica has the job), one with 0 (the baseline), measured in alternating blocks of the same run. No
 workers: jobs only queue (one sentence each, none cached). Then, `--failovers` times, the primary is
@@ -24,67 +25,10 @@ import requests
 
 from bench.common import arguments, machine, parse, percentile, table
 from devstack.processes import ApiProcess
-from devstack.redis_server import RedisServer, free_port
-from devstack.sentinel import SentinelServer
+from devstack.sentinel import DOWN_AFTER_MS, SentinelCluster
 from shared.settings import Settings
 
 log = logging.getLogger("bench")
-
-
-class Cluster:
-    """A primary and two replicas on loopback, watched by three sentinels."""
-
-    def __init__(self) -> None:
-        self.ports = [free_port() for _ in range(3)]
-        self.servers = {p: self._server(p, None if i == 0 else self.ports[0]) for i, p in enumerate(self.ports)}
-        self.sentinels = [SentinelServer(("127.0.0.1", self.ports[0])) for _ in range(3)]
-
-    @staticmethod
-    def _server(port: int, primary: int | None) -> RedisServer:
-        return RedisServer(port=port, extra_args=["--replicaof", "127.0.0.1", str(primary)] if primary else [])
-
-    def start(self) -> Cluster:
-        for server in self.servers.values():
-            server.start()
-        for sentinel in self.sentinels:
-            sentinel.start()
-        _wait(lambda: all(s.settled(replicas=2) for s in self.sentinels), 30)
-        return self
-
-    def primary_port(self) -> int:
-        address = self.sentinels[0].master_address()
-        assert address
-        return address[1]
-
-    def kill_primary(self) -> int:
-        port = self.primary_port()
-        self.servers[port].kill()
-        return port
-
-    def rejoin(self, port: int) -> None:
-        """Restart a killed server as a replica of the current primary, as a restarted node would be."""
-        self.servers[port].stop()
-        self.servers[port] = self._server(port, self.primary_port()).start()
-        _wait(lambda: all(s.settled(replicas=2) for s in self.sentinels), 60)
-
-    def stop(self) -> None:
-        for process in [*self.sentinels, *self.servers.values()]:
-            process.stop()
-
-
-def _wait(check, timeout: float) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while not _safe(check):
-        if time.monotonic() > deadline:
-            raise TimeoutError("the Sentinel cluster did not settle")
-        time.sleep(0.1)
-
-
-def _safe(check) -> bool:  # type: ignore[no-untyped-def]
-    try:
-        return bool(check())
-    except Exception:  # noqa: BLE001 - not up yet
-        return False
 
 
 def submit_ms(session: requests.Session, url: str, text: str) -> float:
@@ -96,7 +40,7 @@ def submit_ms(session: requests.Session, url: str, text: str) -> float:
     return elapsed
 
 
-def failover_seconds(cluster: Cluster, url: str, tag: str) -> tuple[float, int]:
+def failover_seconds(cluster: SentinelCluster, url: str, tag: str) -> tuple[float, int]:
     """Kill the primary while submitting; seconds to the first 202 after the kill, and the 503s meanwhile."""
     session = requests.Session()
     for i in range(20):  # traffic before the kill
@@ -125,14 +69,16 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=600, help="submissions per API, in 6 alternating blocks")
     parser.add_argument("--failovers", type=int, default=3)
     args = parse(parser)
-    cluster = Cluster().start()
+    # The shipped sentinel timings (devstack.sentinel: down after 5 s); a failover timeout of 6 s only shortens
+    # the wait between rounds (Sentinel fails the same master name over again after twice it).
+    cluster = SentinelCluster(failover_timeout_ms=6000).start()
     apis: dict[str, ApiProcess] = {}
     try:
         with tempfile.TemporaryDirectory() as tmp:
             for label, wait_ms in (("without WAIT (TRANSQ_REPLICA_WAIT_MS=0)", 0), ("with WAIT 1 (1000 ms)", 1000)):
                 settings = Settings(
                     redis_url="redis://127.0.0.1:6379/0",
-                    redis_sentinels=",".join(s.address for s in cluster.sentinels),
+                    redis_sentinels=cluster.addresses,
                     replica_wait_ms=wait_ms,
                     model="bench/no-worker-model",
                     rate_limit="",
@@ -164,7 +110,7 @@ def main() -> None:
     ]
     print(f"\nPOST /v1/jobs through Sentinel, one client, loopback; {machine()}\n")
     print(table(["API", "submissions", "median ms", "p95 ms", "median - baseline ms"], rows))
-    print("\nFailover: primary SIGKILLed while submitting (sentinels: down after 1 s, quorum 2 of 3)\n")
+    print(f"\nFailover: primary SIGKILLed while submitting (sentinels: down after {DOWN_AFTER_MS} ms, quorum 2 of 3)\n")
     rows = [[n + 1, seconds, refused] for n, (seconds, refused) in enumerate(failovers)]
     print(table(["failover", "kill to first 202 s", "submissions refused meanwhile"], rows))
     print(f"\nfailover_median_s={statistics.median(s for s, _ in failovers):.1f}")

@@ -15,6 +15,8 @@ WorkerProcess and ApiProcess take it). The calling thread can itself act from a 
             net.cut(broker)                       # its link goes down: packets to and from it are lost
             net.heal(broker)
             net.kill_processes(broker)            # SIGKILL everything running on it (the host "dies")
+            net.separate(broker, [api_host])      # an asymmetric partition: only these pairs lose each other
+            net.rejoin(broker, [api_host])
 
 Leaving the block (or close()) kills what still runs on the hosts and deletes the namespaces, even after
 a failure; a new Network also deletes those left over by a process that no longer runs (names carry the
@@ -129,6 +131,19 @@ class Network:
 
     def heal(self, host: Host) -> None:
         _ip("-n", self.switch, "link", "set", host.port, "up")
+
+    def separate(self, host: Host, others: list[Host]) -> None:
+        """Lose what `host` and each of `others` send each other (blackhole routes on both ends, so no error
+        either side, as cut() does); both still reach every other host: an asymmetric partition."""
+        for other in others:
+            _ip("-n", host.namespace, "route", "add", "blackhole", f"{other.address}/32")
+            _ip("-n", other.namespace, "route", "add", "blackhole", f"{host.address}/32")
+
+    def rejoin(self, host: Host, others: list[Host]) -> None:
+        """Undo separate()."""
+        for other in others:
+            _ip("-n", host.namespace, "route", "del", "blackhole", f"{other.address}/32")
+            _ip("-n", other.namespace, "route", "del", "blackhole", f"{host.address}/32")
 
     def pids(self, host: Host) -> list[int]:
         done = subprocess.run(["ip", "netns", "pids", host.namespace], capture_output=True, text=True)

@@ -106,7 +106,8 @@ class WorkerProcess:
     def ready_workers(self) -> list[dict[str, Any]]:
         client = broker_redis(self.settings)
         keys = Keys(self.settings.key_prefix)
-        now = time.time()
+        seconds, microseconds = client.time()  # beats are scored by the broker's clock
+        now = seconds + microseconds / 1e6
         ids = client.zrangebyscore(keys.workers, now - self.settings.worker_silence_seconds, "+inf")
         infos = [client.get(keys.worker(i)) for i in ids]
         return [json.loads(i) for i in infos if i]

@@ -9,7 +9,7 @@ from celery import Celery
 from shared.routing.routes import route_for
 from shared.settings import Settings
 from shared.store.keys import Keys
-from shared.store.redis_client import celery_tls_options, sentinel_addresses, uses_tls
+from shared.store.redis_client import celery_tls_options, connection_options, sentinel_addresses, uses_tls
 
 TRANSLATE_TASK = "transq.translate_job"
 DOCUMENT_TASK = "transq.document_job"  # parse or render a document job (worker.documents.stage)
@@ -38,8 +38,12 @@ def make_celery(settings: Settings, name: str = "transq") -> Celery:
             # Sweep for messages of dead workers often enough to honour the visibility timeout.
             "unacked_restore_interval": max(1, min(10, settings.visibility_timeout // 10)),
             "unacked_restore_throttle": 1,
-            "socket_timeout": settings.redis_socket_timeout,
-            "socket_connect_timeout": settings.redis_socket_timeout,
+            # Timeouts and TCP keepalive (shared.store.redis_client): a consumer blocked in BRPOP on a connection
+            # the broker's host has lost finds out within seconds, not at kombu's own 30 s check.
+            **connection_options(settings.redis_socket_timeout),
+            # kombu's own check of a consumer's BRPOP: a reply overdue by BRPOP's 1 s and this is dropped
+            # (its default, 25 s, let a half-open connection stall a consumer for about 51 s).
+            "health_check_interval": max(1, round(settings.redis_socket_timeout)),
         },
         broker_use_ssl=celery_tls_options(settings, settings.redis_url),
         broker_connection_retry_on_startup=True,
@@ -54,10 +58,7 @@ def make_celery(settings: Settings, name: str = "transq") -> Celery:
     if settings.redis_sentinels:
         app.conf.broker_transport_options.update(
             master_name=settings.redis_master,
-            sentinel_kwargs={
-                "socket_timeout": settings.redis_socket_timeout,
-                "socket_connect_timeout": settings.redis_socket_timeout,
-            },
+            sentinel_kwargs=connection_options(settings.redis_socket_timeout),
         )
     return app
 

@@ -93,6 +93,34 @@ class TransqClient:
             self._call("GET", f"/v1/jobs/{job_id}/document")  # raises with the error body
         return response.content
 
+    def import_memory(
+        self, filename: str, data: bytes, source_lang: str, target_lang: str, name: str | None = None
+    ) -> dict[str, Any]:
+        """Store a translation memory file (TMX, TSV or CSV: its name's extension) for a pair (POST /v1/memories)."""
+        fields = {"source_lang": source_lang, "target_lang": target_lang, **({"name": name} if name else {})}
+        return self._call("POST", "/v1/memories", files={"file": (filename, data)}, data=fields)[1]
+
+    def memories(self) -> list[dict[str, Any]]:
+        return self._call("GET", "/v1/memories")[1]["memories"]
+
+    def export_memory(self, memory_id: str) -> bytes:
+        """A stored translation memory as TMX 1.4."""
+        try:
+            response = self.session.get(f"{self.url}/v1/memories/{memory_id}", timeout=self.timeout)
+        except requests.RequestException as exc:
+            raise TransqError(0, "unreachable", f"cannot reach the transq API at {self.url}: {exc}") from None
+        if response.status_code != 200:
+            self._call("GET", f"/v1/memories/{memory_id}")  # raises with the error body
+        return response.content
+
+    def delete_memory(self, memory_id: str) -> None:
+        self._call("DELETE", f"/v1/memories/{memory_id}")
+
+    def correct(self, job_id: str, memory_id: str, corrections: dict[int, str]) -> dict[str, Any]:
+        """Store a job's corrected sentences (index -> target) in a memory (POST /v1/jobs/<id>/corrections)."""
+        body = {"translation_memory": memory_id, "corrections": {str(i): t for i, t in corrections.items()}}
+        return self._call("POST", f"/v1/jobs/{job_id}/corrections", json=body)[1]
+
     def detect(self, texts: list[str]) -> list[dict[str, Any]]:
         """Each text's {"language", "confidence"} (POST /v1/detect)."""
         return self._call("POST", "/v1/detect", json={"texts": texts})[1]["detections"]

@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+from transq_cli import memories
+
 log = logging.getLogger("transq")
 
 
@@ -68,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
         "(a term alone on its line is kept as written; # starts a comment)",
     )
     translate.add_argument("--glossary-id", metavar="ID", help="a stored glossary (POST /v1/glossaries)")
+    translate.add_argument(
+        "--memory", metavar="ID", action="append", help="a translation memory (transq memory import)"
+    )
     _client_options(translate)
 
     detect = commands.add_parser("detect", help="print each file's language and confidence (POST /v1/detect)")
@@ -77,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     status = commands.add_parser("status", help="show a job")
     status.add_argument("job_id")
     _client_options(status)
+
+    memories.add_commands(commands, _client_options)
 
     commands.add_parser("settings", help="print every TRANSQ_* setting as a Markdown table")
     key_id = commands.add_parser(
@@ -119,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "dev":
         return run_dev(args.port, args.model, args.redis_port, args.test_model)
+    if args.command == "memory":
+        return memories.run(args)
     if args.command == "detect":
         from transq_cli.detect_files import detect_files
 

@@ -94,7 +94,11 @@ def translate_file(args: argparse.Namespace) -> int:
                 return 2
             options = {"glossary": read_glossary(args.glossary) if args.glossary else None}
             options["glossary_id"] = args.glossary_id
+            options["translation_memory"] = args.memory
             path = Path(args.file)
+            if path.suffix.lower() in DOCUMENT_EXTENSIONS and args.memory:
+                sys.stderr.write("transq: --memory applies to plain text files, not documents\n")
+                return 2
             if path.suffix.lower() in DOCUMENT_EXTENSIONS:
                 if path.suffix.lower() == ".docx" and not args.output and sys.stdout.isatty():
                     sys.stderr.write("transq: a .docx translation is a file: write it with -o FILE\n")

@@ -27,6 +27,7 @@ from shared.errors import (
     UnsupportedMediaType,
     ValidationError,
 )
+from shared.store.job_record import Job
 from shared.store.job_status import JobStatus
 
 bp = Blueprint("documents", __name__)
@@ -49,13 +50,25 @@ def upload_document():  # type: ignore[no-untyped-def]
     """A document file, as the `file` field of a multipart form or as the body itself (its type from the
     file name's extension, the `format` field or the Content-Type): 202 with its job, `parsing` (the
     document stage parses it, off the request path)."""
-    settings = services().settings
-    limit = settings.max_document_bytes
+    fields, data, filename, media_type = read_upload(_FIELDS)
+    return job_response(submit_document(fields, data, filename, media_type))
+
+
+def read_upload(names: tuple[str, ...]) -> tuple[dict[str, str], bytes, str | None, str]:
+    """The request's document: (its form fields of `names`, file bytes, file name, media type), within
+    TRANSQ_MAX_DOCUMENT_BYTES (413 over it)."""
+    limit = services().settings.max_document_bytes
     request.max_content_length = limit + FORM_FIELDS_BYTES  # the form's own fields come on top of the file
-    raw = read_body(request, limit + FORM_FIELDS_BYTES, settings.request_timeout)
-    fields, data, filename, media_type = _file_of(raw)
+    raw = read_body(request, limit + FORM_FIELDS_BYTES, services().settings.request_timeout)
+    fields, data, filename, media_type = _file_of(raw, names)
     if len(data) > limit:
         raise PayloadTooLarge(f"the document is over the limit of {limit} bytes")
+    return fields, data, filename, media_type
+
+
+def submit_document(fields: dict[str, str], data: bytes, filename: str | None, media_type: str) -> Job:
+    """Validate a document and its options (contract.DocumentOptions, and `format`) and submit its job."""
+    settings = services().settings
     if not data.strip():
         raise ValidationError("the document is empty")
     fmt = _format_of(fields.get("format"), filename, media_type)
@@ -64,14 +77,13 @@ def upload_document():  # type: ignore[no-untyped-def]
     except DocumentError as exc:
         raise InvalidDocument(f"{filename or 'the document'}: {exc}") from None
     upload = document_upload([source], fmt, settings.max_sentence_chars, filename)  # type: ignore[list-item]
-    options = parse_document_options(fields, settings)
+    options = parse_document_options({k: v for k, v in fields.items() if k != "format"}, settings)
     translation = with_glossary(document_request(upload, fmt, options, filename or ""), client_id())
-    job = submit(services(), translation, request.headers.get("Idempotency-Key"), client_id(), owner_id())
-    return job_response(job)
+    return submit(services(), translation, request.headers.get("Idempotency-Key"), client_id(), owner_id())
 
 
-def _file_of(raw: bytes) -> tuple[dict[str, str], bytes, str | None, str]:
-    """(form fields, file bytes, file name, media type) of a multipart form or of a bare body."""
+def _file_of(raw: bytes, names: tuple[str, ...]) -> tuple[dict[str, str], bytes, str | None, str]:
+    """(form fields of `names`, file bytes, file name, media type) of a multipart form or of a bare body."""
     if request.mimetype == "multipart/form-data":
         environ = {
             "REQUEST_METHOD": "POST",
@@ -86,9 +98,9 @@ def _file_of(raw: bytes) -> tuple[dict[str, str], bytes, str | None, str]:
         upload = files.get("file")
         if upload is None:
             raise ValidationError("the form has no `file` field (the document)")
-        fields = {key: form[key] for key in _FIELDS if key in form}
+        fields = {key: form[key] for key in names if key in form}
         return fields, upload.read(), upload.filename or None, upload.mimetype or ""
-    fields = {key: request.args[key] for key in _FIELDS if key in request.args}
+    fields = {key: request.args[key] for key in names if key in request.args}
     return fields, raw, request.args.get("filename"), request.mimetype or ""
 
 
@@ -111,15 +123,20 @@ def _format_of(named: str | None, filename: str | None, media_type: str) -> str:
 @bp.get("/v1/jobs/<job_id>/document")
 def download_document(job_id: str):  # type: ignore[no-untyped-def]
     """The translated document of a succeeded job, in its own format, as an attachment."""
-    job = load_job(job_id)
+    return translated_document(load_job(job_id))
+
+
+def translated_document(job: Job) -> Response:
+    """A succeeded document job's translated document, as an attachment: 404 for a job of texts, 409 before
+    it has succeeded."""
     info = document_info(job)
     if info is None:
-        raise NotFound(f"job {job_id} has no document: its translations are in the job itself")
+        raise NotFound(f"job {job.id} has no document: its translations are in the job itself")
     if job.status != JobStatus.SUCCEEDED:
-        raise Conflict(f"job {job_id} is {job.status}: its document is ready once it has succeeded")
+        raise Conflict(f"job {job.id} is {job.status}: its document is ready once it has succeeded")
     documents = documents_of(job)
     if len(documents) != 1:
-        raise Conflict(f"job {job_id} has {len(documents)} documents: they are in the job's result")
+        raise Conflict(f"job {job.id} has {len(documents)} documents: they are in the job's result")
     data = documents[0]
     body = data.encode("utf-8") if isinstance(data, str) else data
     name = download_name(info.filename, job.id, FILE_EXTENSIONS[job.format], job.route)

@@ -66,7 +66,7 @@
     progress.max = Math.max(1, p.sentences_total);
     progress.value = p.sentences_done;
     show(job.status + " — " + p.sentences_done + "/" + p.sentences_total + " sentences, " +
-         job.cached_sentences + " from cache", false);
+         job.cached_sentences + " from cache" + window.transqMemory.summary(job), false);
     if (job.detected) {
       const d = job.detected;
       $("detected").textContent = "detected: " + (d.language || "no language") + " (confidence " + d.confidence.toFixed(2) + ")";
@@ -125,7 +125,8 @@
     let glossary;
     try { glossary = window.transqGlossary.fields(); } catch (error) { show(error.message, true); return; }
     const scores = $("scores").checked;
-    run(async () => call("POST", "/v1/jobs", { text, ...(await chosenPair(text)), ...glossary, ...(scores ? { scores } : {}) }));
+    const memory = window.transqMemory.fields();
+    run(async () => call("POST", "/v1/jobs", { text, ...(await chosenPair(text)), ...glossary, ...memory, ...(scores ? { scores } : {}) }));
   }
 
   // A document: its text (when it is text) on the left, its translation on the right, and a download
@@ -133,6 +134,10 @@
   // choice the document stage detects the language of the parsed text (a Word file's too); the glossary
   // (as JSON text) and the scores box go with it as form fields.
   async function translateFile(file) {
+    if (window.transqMemory.fields().translation_memory) {
+      show("a translation memory applies to typed text, not to files: choose “no memory” to translate a file", true);
+      return;
+    }
     const docx = file.name.endsWith(".docx");
     $("source").value = docx ? "(" + file.name + ")" : await file.text();
     let glossary;

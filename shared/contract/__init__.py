@@ -4,6 +4,7 @@ Requests are validated with them (api.validation), responses built from them (sh
 routes), and /openapi.json is generated from them (api.openapi). A new field is one line in its model.
 """
 
+from shared.contract.fidelity_views import Fidelity, QualityGate, SentenceFidelity
 from shared.contract.fields import NOT_BLANK
 from shared.contract.refusals import refusal
 from shared.contract.requests import (
@@ -27,7 +28,6 @@ from shared.contract.views import (
     DocumentLink,
     ErrorBody,
     ErrorDetail,
-    Fidelity,
     Glossaries,
     Glossary,
     GlossarySummary,
@@ -37,9 +37,7 @@ from shared.contract.views import (
     LanguagePair,
     LegacyTranslation,
     Progress,
-    QualityGate,
     Readiness,
-    SentenceFidelity,
     ServedLanguages,
     Translations,
     Usage,

@@ -91,6 +91,10 @@ def _parts(job: Job, documents: DocumentStore, low_confidence: float, min_confid
         parts["error"] = job_error(job)
     if job.detected:
         parts["detected"] = Detection(**job.detected)
+    if job.memory:
+        parts["from_memory"] = job.from_memory
+    if job.suggestions:
+        parts["suggestions"] = job.suggestions
     return parts
 
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from shared.contract.compat_paths import compat_paths
 from shared.contract.glossary_paths import glossary_paths
+from shared.contract.memory_paths import memory_paths
 from shared.contract.requests import (
     FORM_FIELDS_BYTES,
+    CorrectionsBody,
     DetectRequest,
     DocumentForm,
     GlossaryBody,
@@ -31,13 +34,16 @@ from shared.contract.responses import (
 )
 from shared.contract.service_paths import service_paths
 from shared.contract.views import (
+    Corrected,
     Detections,
     ErrorBody,
     Glossaries,
     Glossary,
     Health,
+    ImportedMemory,
     JobView,
     LegacyTranslation,
+    Memories,
     Readiness,
     ServedLanguages,
     Translations,
@@ -53,6 +59,7 @@ REQUESTS = (
     DocumentForm,
     DetectRequest,
     GlossaryBody,
+    CorrectionsBody,
 )  # schemas of what is validated
 VIEWS = (
     JobView,
@@ -66,6 +73,9 @@ VIEWS = (
     Usage,
     Glossary,
     Glossaries,
+    ImportedMemory,
+    Memories,
+    Corrected,
 )
 
 
@@ -189,4 +199,6 @@ def paths(settings: Settings) -> dict[str, Any]:
         },
         **service_paths(),
         **glossary_paths(),
+        **memory_paths(),
+        **compat_paths(settings),
     }

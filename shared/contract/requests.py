@@ -8,11 +8,21 @@ them from the same settings (api.openapi). A new request field is one line in th
 from __future__ import annotations
 
 import json
+import re
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationInfo, field_validator, model_validator
 
-from shared.contract.fields import GLOSSARY_ID_PATTERN, CallbackUrl, GlossaryTerms, Language, Seconds, Text, refused
+from shared.contract.fields import (
+    GLOSSARY_ID_PATTERN,
+    CallbackUrl,
+    GlossaryTerms,
+    Language,
+    Seconds,
+    Text,
+    confidence_value,
+    refused,
+)
 from shared.document_formats import FORMATS, TEXT_FORMATS
 from shared.settings.checks import CONFIDENCE_RANGE
 
@@ -24,7 +34,10 @@ _REFUSED = {
     "glossary_id": "{field} must be the id of a stored glossary (32 hex digits)",
     "scores": "{field} must be true or false",
     "on_low_confidence": '{field} must be "flag" or "withhold"',
+    "translation_memory": "{field} must be the id of a stored translation memory (32 hex digits) or a list of 1 to "
+    "TRANSQ_MEMORY_MAX_PER_JOB of them",
 }
+_MEMORY_ID = re.compile(r"[0-9a-f]{32}")
 
 
 def _in_our_words(cls: type, value: Any, handler: Any, info: ValidationInfo) -> Any:
@@ -92,42 +105,22 @@ class Texts(Body):
 
 
 class QualityGateOptions(Body):
-    """A job's quality gate (docs/api.md, Quality gate): a sentence scored under `min_confidence` is made again
-    with a wider beam, then flagged or withheld if still under."""
+    """A job's quality gate (docs/api.md, Quality gate); `form_fields`: its values come as text (a form)."""
 
-    form_fields: ClassVar[bool] = False  # its values come as text (a document upload's form or query)
-
+    form_fields: ClassVar[bool] = False
     min_confidence: float = Field(
         None,
         json_schema_extra={"minimum": CONFIDENCE_RANGE[0], "maximum": CONFIDENCE_RANGE[1]},
-        description=f"A confidence from {CONFIDENCE_RANGE[0]:g} to {CONFIDENCE_RANGE[1]:g} (a mean log-probability, "
-        "0 best); default TRANSQ_MIN_CONFIDENCE (off unless set).",
+        description="A confidence (a mean log-probability, 0 best) under which a sentence is made again with a "
+        "wider beam, then flagged or withheld; default TRANSQ_MIN_CONFIDENCE (off unless set).",
     )
     on_low_confidence: Literal["flag", "withhold"] = Field(
-        "flag",
-        description='What becomes of a sentence still under `min_confidence` after its retry: "flag" (kept, '
-        'flagged `low_confidence`) or "withhold" (its source returned untranslated, marked `withheld`).',
+        "flag", description='A sentence still under it: "flag" it `low_confidence`, or "withhold" (its source).'
     )
-
-    @field_validator("min_confidence", mode="before")
-    @classmethod
-    def _a_confidence(cls, value: Any) -> Any:
-        low, high = CONFIDENCE_RANGE
-        if value is None:
-            return None
-        number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-        if isinstance(value, str) and cls.form_fields:  # a form field or query parameter is text
-            try:
-                number = float(value)
-            except ValueError:
-                number = None
-        if number is None or not low <= number <= high:  # NaN and the infinities too
-            raise refused(
-                "confidence", "{field} must be a number from {low} to {high}", low=f"{low:g}", high=f"{high:g}"
-            )
-        return float(number)
-
-    _in_our_words = field_validator("on_low_confidence", mode="wrap")(_in_our_words)
+    _a_confidence = field_validator("min_confidence", mode="before")(
+        lambda cls, v: confidence_value(v, cls.form_fields)
+    )
+    _gate_in_our_words = field_validator("on_low_confidence", mode="wrap")(_in_our_words)
 
 
 class DetectRequest(Texts):
@@ -156,7 +149,33 @@ class JobRequest(Texts, Languages, QualityGateOptions):
         "length-normalised log-probability of its output, 0 best) and the job's `confidence` summary.",
     )
 
+    translation_memory: str | list[str] = Field(
+        None,
+        description="A translation memory of this API key (POST /v1/memories), or a list of them (the first "
+        "holding a sentence wins): a sentence it holds exactly is answered from it (`from_memory`), one it holds "
+        "a fuzzy match of is translated and carries the match in `suggestions`. Plain text jobs only.",
+    )
+    translation_memory_threshold: int = Field(
+        75, ge=0, le=100, description="The lowest fuzzy match score (0-100) made a suggestion; 100: exact only."
+    )
+
     _in_our_words = field_validator("format", "glossary_id", mode="wrap")(_in_our_words)
+
+    @field_validator("translation_memory", mode="wrap")
+    @classmethod
+    def _memory_ids(cls, value: Any, handler: Any, info: ValidationInfo) -> Any:
+        """A list of 1 to TRANSQ_MEMORY_MAX_PER_JOB memory ids (one id: a list of one)."""
+        try:
+            ids = handler(value)
+        except ValueError:
+            ids = [""]
+        ids = [ids] if isinstance(ids, str) else ids
+        limit = info.context.memory_max_per_job
+        if ids is not None and not (1 <= len(ids) <= limit and all(_MEMORY_ID.fullmatch(i) for i in ids)):
+            raise refused(
+                "translation_memory", _REFUSED["translation_memory"].replace("TRANSQ_MEMORY_MAX_PER_JOB", str(limit))
+            )
+        return ids
 
 
 class TranslateRequest(JobRequest):
@@ -235,3 +254,26 @@ class GlossaryBody(Body):
         if not terms:
             raise refused("empty", "{field} must not be empty")
         return terms
+
+
+class CorrectionsBody(Body):
+    """POST /v1/jobs/{job_id}/corrections: a job's sentences as a person corrected them, for a memory."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    translation_memory: str = Field(pattern=r"^[0-9a-f]{32}$", description="The memory (of this API key) they go to.")
+    corrections: dict[str, Text] = Field(
+        json_schema_extra={"minProperties": 1},
+        description="Sentence index in the job (all texts together, as `suggestions` and `warnings` count) -> its "
+        "corrected translation.",
+    )
+
+    @field_validator("corrections")
+    @classmethod
+    def _indices(cls, corrections: dict[str, str]) -> dict[str, str]:
+        if not corrections:
+            raise refused("empty", "{field} must not be empty")
+        for key in corrections:
+            if not key.isascii() or not key.isdigit():
+                raise refused("index", "{field} keys must be sentence indices (0, 1, ...), not {key!r}", key=key)
+        return corrections

@@ -6,11 +6,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shared.contract.fidelity_views import Fidelity, QualityGate, SentenceFidelity
 from shared.document_formats import FORMATS
 from shared.errors import ErrorCode
 from shared.store.job_record import JOB_ID_PATTERN
 from shared.store.job_status import JobStatus
-from shared.text.fidelity import FLAGS
 
 
 class View(BaseModel):
@@ -60,47 +60,7 @@ class JobResult(View):
         "decoder's length-normalised log-probability, 0 best; null for a sentence without one: cached before "
         "scores were kept, made again by the output guard, or of a glossary's terms only).",
     )
-    fidelity: list[list[SentenceFidelity]] = Field(
-        None, description="Per text, each translated sentence's fidelity record, in order (docs/api.md, Fidelity)."
-    )
-
-
-class SentenceFidelity(View):
-    """What the fidelity check found in one sentence's translation; empty fields are left out."""
-
-    kept: int = Field(None, ge=0, description="Protected spans (numbers, dates, URLs, ...) found as in the source.")
-    repaired: int = Field(
-        None, ge=0, description="Of those, put back verbatim because the model lost their placeholders."
-    )
-    flags: list[Literal[FLAGS]] = Field(  # type: ignore[valid-type]
-        None,
-        description="span_missing, span_repeated (a protected span not there exactly as often as in the source), "
-        "untranslated (source-script text left, e.g. Han in English), degenerate (still looping after the output "
-        "guard's retry), low_confidence (under the job's min_confidence after a retry with a wider beam).",
-    )
-    retried: list[Literal["degenerate", "low_confidence"]] = Field(
-        None, description="Why it was made again: the output guard, or the quality gate's wider beam."
-    )
-    withheld: bool = Field(None, description='`on_low_confidence: "withhold"`: the source is returned untranslated.')
-
-
-class Fidelity(View):
-    """A job's fidelity records in brief."""
-
-    sentences: int = Field(ge=0, description="Sentences checked.")
-    kept: int = Field(ge=0)
-    repaired: int = Field(ge=0)
-    flagged: int = Field(ge=0, description="Sentences with a flag.")
-    flags: dict[str, int] = Field(description="Sentences per flag (those with none left out).")
-
-
-class QualityGate(View):
-    """What the quality gate did to a job (one with a min_confidence, its own or TRANSQ_MIN_CONFIDENCE)."""
-
-    min_confidence: float
-    retried: int = Field(ge=0, description="Sentences under it made again with a wider beam.")
-    low_confidence: int = Field(ge=0, description="Sentences still under it (flagged `low_confidence`).")
-    withheld: int = Field(ge=0, description="Of those, returned untranslated.")
+    fidelity: list[list[SentenceFidelity]] = Field(None, description="Per text, its sentences' fidelity records.")
 
 
 class Confidence(View):
@@ -133,6 +93,17 @@ class CallbackDelivery(View):
     last_error: str | None
 
 
+class MemoryMatch(View):
+    source: str
+    target: str
+    score: float = Field(ge=0, le=100, description="Normalized Levenshtein similarity of the sources' characters.")
+
+
+class MemorySuggestions(View):
+    sentence: int = Field(ge=0, description="The sentence's index in the job, all texts together.")
+    matches: list[MemoryMatch]
+
+
 class JobView(View):
     """A job as GET /v1/jobs/{job_id} shows it."""
 
@@ -156,6 +127,14 @@ class JobView(View):
         None,
         description="Translations that looped or ran far too long: made again with repeats banned and a length cap "
         "(`degenerate_output`), by sentence index.",
+    )
+    from_memory: int = Field(
+        None, description="With `translation_memory`: sentences answered by a memory's exact match (not the model)."
+    )
+    suggestions: list[MemorySuggestions] = Field(
+        None,
+        description="With `translation_memory`: the fuzzy matches of the memories (score at or above "
+        "`translation_memory_threshold`) of sentences they hold no exact match of, by sentence index, best first.",
     )
     result: JobResult = None  # type: ignore[assignment]
     detected: Detection = Field(
@@ -266,3 +245,36 @@ class Glossaries(View):
     """GET /v1/glossaries: the caller's glossaries, oldest first."""
 
     glossaries: list[GlossarySummary]
+
+
+class MemorySummary(View):
+    """A translation memory as a listing shows it (its entries: GET /v1/memories/{memory_id}, as TMX)."""
+
+    id: str = Field(pattern="^[0-9a-f]{32}$")
+    name: str
+    source_lang: str
+    target_lang: str
+    entry_count: int = Field(ge=0)
+    bytes: int = Field(ge=0, description="What it counts against TRANSQ_CLIENT_STORAGE_BYTES.")
+    created_at: str
+    updated_at: str
+
+
+class ImportedMemory(MemorySummary):
+    """POST /v1/memories: the memory stored, and how many units of the file it left out (another pair's)."""
+
+    skipped: int = Field(ge=0)
+
+
+class Memories(View):
+    """GET /v1/memories: the caller's translation memories, oldest first."""
+
+    memories: list[MemorySummary]
+
+
+class Corrected(View):
+    """POST /v1/jobs/{job_id}/corrections: the entries the memory gained and those whose target changed."""
+
+    translation_memory: str
+    added: int
+    updated: int

@@ -1,7 +1,7 @@
 """The one settings object: every knob is a TRANSQ_* environment variable.
 
 Its fields are grouped by concern in this package's modules (runtime: Redis and the model; limits: inputs,
-times, callbacks, the API) and read together as one `Settings`; environment.py reads them from the
+times, callbacks, the API; memories: translation memories) and read together as one `Settings`; environment.py reads them from the
 environment (secrets from files), checks.py checks them when a Settings is built, and `transq settings`
 prints them all as the manual's table.
 """
@@ -15,12 +15,13 @@ from typing import Any
 from shared.settings.checks import check
 from shared.settings.environment import environment_of, environment_values
 from shared.settings.limits import LimitSettings
+from shared.settings.memories import MemorySettings
 from shared.settings.runtime import RuntimeSettings
 
 
 # The groups' fields in order: a dataclass takes its bases' fields from the last base to the first.
 @dataclass(frozen=True)
-class Settings(LimitSettings, RuntimeSettings):
+class Settings(MemorySettings, LimitSettings, RuntimeSettings):
     """Configuration read once from the environment (prefix TRANSQ_)."""
 
     @property
@@ -38,6 +39,10 @@ class Settings(LimitSettings, RuntimeSettings):
     @property
     def api_key_list(self) -> list[str]:
         return [key.strip() for key in self.api_keys.split(",") if key.strip()]
+
+    @property
+    def compat_api_list(self) -> list[str]:
+        return [name.strip().lower() for name in self.compat_apis.split(",") if name.strip()]
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None, **overrides: Any) -> Settings:

@@ -48,6 +48,9 @@ def check(settings: Settings) -> None:
         raise ValueError(
             f"TRANSQ_QUOTA_OVERRIDES={settings.quota_overrides!r}: expected <client>=<per day>/<per month>,..."
         )
+    unknown = set(settings.compat_api_list) - {"deepl", "libretranslate"}
+    if unknown:
+        raise ValueError(f"TRANSQ_COMPAT_APIS={settings.compat_apis!r}: expected deepl, libretranslate or both")
     if settings.default_pair and not re.fullmatch(r"[a-z]{2,3}-[a-z]{2,3}", settings.default_pair):
         raise ValueError(f"TRANSQ_DEFAULT_PAIR={settings.default_pair!r}: expected a pair such as zh-en")
     positive = (

@@ -37,8 +37,8 @@ class LimitSettings:
     client_storage_bytes: int = setting(
         67_108_864,
         "Bytes one client (API key, or address when keys are off) may hold in the broker: job records (their "
-        "glossaries included), compressed documents and stored glossaries until they expire; a submission over "
-        "it gets 429 `storage_quota_exceeded` (0: no limit).",
+        "glossaries included), compressed documents, stored glossaries and translation memories until they "
+        "expire; a submission over it gets 429 `storage_quota_exceeded` (0: no limit).",
     )
     quota_chars_per_day: int = setting(
         0,
@@ -192,6 +192,11 @@ class LimitSettings:
         100,
         "Connections one client address (IPv6: its /64) may hold per API process; more get 429 (0: no limit; "
         "behind a reverse proxy every client has the proxy's address: raise it, or 0).",
+    )
+    compat_apis: str = setting(
+        "deepl,libretranslate",
+        "The other services' APIs the server also speaks (api/compat): comma-separated `deepl` (DeepL API v2 under "
+        "/v2/) and `libretranslate` (/translate, /detect, /languages, ...); empty: neither.",
     )
     log_format: str = setting("text", "`text` or `json` (one JSON object per line).")
     log_level: str = setting("INFO", "Logging level.")

@@ -19,7 +19,9 @@ class RuntimeSettings:
     )
     key_prefix: str = setting("transq:", "Prefix of every Redis key and of the Celery queue name.")
     redis_socket_timeout: float = setting(
-        2.0, "Seconds a broker/job-store Redis call may take before the API answers 503."
+        2.0,
+        "Seconds a broker/job-store Redis call may take before the API answers 503; also the idle seconds "
+        "after which TCP keepalive probes every broker connection (a dead one is dropped 3 s later).",
     )
     cache_socket_timeout: float = setting(0.25, "Seconds a cache call may take before it counts as a miss.")
     redis_ca_file: str = setting(

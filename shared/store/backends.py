@@ -1,6 +1,6 @@
 """The Redis clients and the stores built on them, made once per process, in one place, for the API, the
 document stage and the worker: the broker's one client (jobs, the workers' claims on them, documents,
-statistics, the worker registry, quotas, glossaries) and the cache's (sentences); and, for the API and the
+statistics, the worker registry, quotas, glossaries, translation memories) and the cache's (sentences); and, for the API and the
 document stage, the served routes and a producer of tasks (Services)."""
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from shared.store.glossary_store import GlossaryStore
 from shared.store.job_claims import JobClaims
 from shared.store.jobs import JobStore
 from shared.store.keys import Keys
+from shared.store.memory_store import MemoryStore
 from shared.store.quota import CharacterQuota
 from shared.store.redis_client import broker_redis, cache_redis
 from shared.store.sentence_cache import SentenceCache
@@ -41,6 +42,7 @@ class Backends:
     registry: WorkerRegistry
     quota: CharacterQuota  # characters per client per day and month
     glossaries: GlossaryStore  # stored glossaries, by client (API key, else address)
+    memories: MemoryStore  # translation memories, by client
 
     @classmethod
     def connect(cls, settings: Settings, **more: Any) -> Any:
@@ -60,6 +62,7 @@ class Backends:
             registry=WorkerRegistry(client, keys, ttl_seconds=settings.worker_silence_seconds),
             quota=CharacterQuota(client, keys, settings),
             glossaries=GlossaryStore(client, keys, settings),
+            memories=MemoryStore(client, keys, settings),
             **more,
         )
 

@@ -117,15 +117,18 @@ class StoredGlossary:
     name: str
     glossary: Glossary
     created_at: str
+    pair: tuple[str, str] | None = None  # (source, target) where it was made for one pair (DeepL's glossaries are)
 
     def summary(self) -> dict[str, Any]:
         """What a listing shows: everything but the terms."""
+        languages = {"source_lang": self.pair[0], "target_lang": self.pair[1]} if self.pair else {}
         return {
             "id": self.id,
             "name": self.name,
             "term_count": len(self.glossary),
             "digest": self.glossary.digest,
             "created_at": self.created_at,
+            **languages,
         }
 
     def public(self) -> dict[str, Any]:
@@ -143,12 +146,13 @@ class GlossaryStore:
         self._read = client.register_script(_READ)
         self._delete = client.register_script(_DELETE)
 
-    def create(self, owner: str, name: str, glossary: Glossary) -> StoredGlossary | GlossaryRefused:
-        """Store a new glossary, or say why not (nothing is written then)."""
-        stored = StoredGlossary(new_job_id(), name, glossary, utc_now())
-        record = json.dumps(
-            {"name": name, "terms": glossary.as_dict(), "created_at": stored.created_at}, ensure_ascii=False
-        )
+    def create(
+        self, owner: str, name: str, glossary: Glossary, pair: tuple[str, str] | None = None
+    ) -> StoredGlossary | GlossaryRefused:
+        """Store a new glossary (for one language `pair`, if given), or say why not (nothing is written then)."""
+        stored = StoredGlossary(new_job_id(), name, glossary, utc_now(), pair)
+        fields = {"name": name, "terms": glossary.as_dict(), "created_at": stored.created_at}
+        record = json.dumps({**fields, "pair": list(pair)} if pair else fields, ensure_ascii=False)
         keys = [self.keys.glossaries(owner), self.keys.glossary(owner, stored.id), self.keys.usage(owner)]
         args = [self.max_stored, stored.id, time.time(), record, self.ttl, self.storage_limit]
         outcome, *found = self._create(keys=keys, args=args)
@@ -177,4 +181,5 @@ def _load(glossary_id: str, raw: str | None) -> StoredGlossary | None:
     if raw is None:
         return None
     record = json.loads(raw)
-    return StoredGlossary(glossary_id, record["name"], Glossary.of(record["terms"]), record["created_at"])
+    pair = tuple(record["pair"]) if record.get("pair") else None
+    return StoredGlossary(glossary_id, record["name"], Glossary.of(record["terms"]), record["created_at"], pair)  # type: ignore[arg-type]

@@ -110,6 +110,10 @@ class JobClaims:
         """A route's queued jobs that have waited since before `before` (unix seconds), oldest first."""
         return list(self.client.zrangebyscore(self.keys.pending(route), "-inf", before, start=0, num=limit))
 
+    def messages_waiting(self, route: str) -> int:
+        """The Celery messages on a route's queue, not yet taken by any worker."""
+        return int(self.client.llen(self.keys.queue(route)))
+
     def mark_woken(self, job_id: str, ttl_seconds: int) -> bool:
         """True for the one caller that may send this job a new wake-up: none is on its way (marked within
         `ttl_seconds` and not yet taken off the queue)."""

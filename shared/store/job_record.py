@@ -81,6 +81,12 @@ class Job:
     # where each text's segments are (shared.text.splitter.spans_of): the one split, made by the API (or, for
     # a document, the document stage) and read by the worker; it goes with the texts when the job finishes
     spans: list[list[int]] = stored(default_factory=list, sparse=True)
+    # the translation memories it names (api.memories): their owner and ids, the fuzzy threshold, the exact
+    # matches found at submission (sentence index -> target) and its sentences (normalised: its corrections'
+    # sources; kept after it finishes, unlike its texts)
+    memory: dict[str, Any] = stored(default_factory=dict, sparse=True)
+    from_memory: int = stored(default=0, sparse=True)  # sentences answered by a memory's exact match
+    suggestions: list[dict[str, Any]] = stored(default_factory=list, sparse=True)  # fuzzy matches, per sentence
     delivery: Delivery = stored(default_factory=Delivery, written=False)  # written by the outbox's scripts
 
     @classmethod

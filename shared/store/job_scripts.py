@@ -226,7 +226,10 @@ if z then
   usage_drop(KEYS[1], 'usage_s', z)
 end
 redis.call('DEL', KEYS[1], KEYS[4])
-if KEYS[3] ~= '' then redis.call('DEL', KEYS[3]) end
+-- the idempotency key only while it names this job (a failed create may have found it naming an earlier one)
+if KEYS[3] ~= '' and string.sub(redis.call('GET', KEYS[3]) or '', 1, #ARGV[1] + 1) == ARGV[1] .. ' ' then
+  redis.call('DEL', KEYS[3])
+end
 redis.call('ZREM', KEYS[2], ARGV[1])
 return 1
 """

@@ -92,6 +92,16 @@ class Keys:
         """A stored glossary (JSON), under its owner: another key's lookup of the id finds nothing."""
         return f"{self.prefix}glossary:{hashlib.sha256(owner.encode()).hexdigest()[:32]}:{glossary_id}"
 
+    def memory(self, owner: str, memory_id: str) -> str:
+        """A translation memory's hash (name, languages, counts), under its owner; its entries are in `<this
+        key>:x` (digest -> number), `:e` (number -> [source, target]) and `:g` (bigram -> numbers:
+        shared.store.memory_store)."""
+        return f"{self.prefix}memory:{hashlib.sha256(owner.encode()).hexdigest()[:32]}:{memory_id}"
+
+    def memories(self, owner: str) -> str:
+        """Sorted set of an owner's translation memory ids by creation time (TRANSQ_MEMORY_MAX_STORED)."""
+        return f"{self.prefix}memories:{hashlib.sha256(owner.encode()).hexdigest()[:32]}"
+
     def glossaries(self, owner: str) -> str:
         """Sorted set of an owner's stored glossary ids by creation time (their count is capped:
         TRANSQ_GLOSSARY_MAX_STORED)."""

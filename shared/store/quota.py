@@ -55,7 +55,8 @@ return {'ok', 0}
 # characters parsed, cached characters, day limit, month limit (0: none), day ttl, month ttl, the client,
 # what the upload was charged. Counts the difference, unless it takes the client over a limit: then the
 # upload's charge is taken back (the job fails). Once per job (its `quota` field says how it was settled:
-# a retried parse gets the same answer); a job that is gone is not settled.
+# a retried parse gets the same answer); a job that is gone is not settled. A counted job's `charged` field
+# is the characters it was charged (DeepL's `billed_characters`: api.compat.deepl.documents).
 SETTLE = """
 if redis.call('EXISTS', KEYS[4]) == 0 then return {'ok', 0} end
 local settled = redis.call('HGET', KEYS[4], 'quota')
@@ -87,6 +88,7 @@ redis.call('HINCRBY', KEYS[3], ARGV[7] .. ':chars', chars)
 redis.call('HINCRBY', KEYS[3], ARGV[7] .. ':cached', cached)
 used = math.max(0, used)
 redis.call('HSET', KEYS[4], 'quota', outcome .. ':' .. used)
+if outcome == 'ok' then redis.call('HSET', KEYS[4], 'charged', ARGV[1]) end
 return {outcome, used}
 """
 _ADJECTIVE = {"day": "daily", "month": "monthly"}
@@ -190,6 +192,11 @@ class CharacterQuota:
             return None
         limit = limits.per_day if outcome == "day" else limits.per_month
         return Refused(outcome, limit, int(used), period_bounds(outcome, at)[1])
+
+    def settled(self, job_key: str) -> int | None:
+        """The characters a document job (its record at `job_key`) was charged once parsed; None before."""
+        found = self.client.hget(job_key, "charged")
+        return int(found) if found is not None else None
 
     def refund(self, who: str, characters: int, cached: int, now: datetime | None = None) -> None:
         """Take back a charge whose job was not written."""

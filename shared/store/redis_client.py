@@ -4,18 +4,60 @@ Every client of the broker/job store and of the cache is made here: from TRANSQ_
 TRANSQ_CACHE_URL (user, password, db; `rediss://` with TRANSQ_REDIS_CA_FILE or the URL's ssl_ca_certs),
 or, with TRANSQ_REDIS_SENTINELS, from the master the sentinels name (the URL then gives user, password,
 db and TLS; its host and port are not used). shared.celery_factory builds Celery's broker the same way.
+
+Every connection, the sentinels' too, has TCP keepalive and a user timeout (connection_options): a
+connection whose peer lost its TCP state behind a cut (a consumer's, blocked in BRPOP, sends nothing and
+so never hears of it) is found dead within a few seconds of the link being usable, not by kombu's own 30 s
+"no reply" check, and one whose data goes unacknowledged that long is dropped.
+
+A command is sent again only after a connection error, once (redis-py's default is 10 times after a timeout
+too): a command that timed out may have run, and run again it could store a job twice, and a frozen server
+held the API's request for 11 timeouts.
 """
 
 from __future__ import annotations
 
+import socket
 import ssl
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 from redis.sentinel import Sentinel
 
 from shared.settings import Settings
+from shared.store.replica_errors import read_no_replicas_as_connection_error
+
+# Probes after this many idle seconds (at least), then every second; three unanswered ones end the connection.
+_KEEPALIVE_INTERVAL, _KEEPALIVE_PROBES = 1, 3
+
+
+def connection_options(timeout: float) -> dict[str, Any]:
+    """redis-py's socket options for a connection whose calls may take `timeout` seconds: keepalive probes
+    once it has been idle that long (a blocked BRPOP's or WAIT's connection is idle), and TCP_USER_TIMEOUT,
+    so unacknowledged data ends it as soon."""
+    idle = max(1, round(timeout))
+    options: dict[int, int] = {}
+    for name, value in (
+        ("TCP_KEEPIDLE", idle),
+        ("TCP_KEEPINTVL", _KEEPALIVE_INTERVAL),
+        ("TCP_KEEPCNT", _KEEPALIVE_PROBES),
+        ("TCP_USER_TIMEOUT", (idle + _KEEPALIVE_INTERVAL * _KEEPALIVE_PROBES) * 1000),
+    ):
+        if hasattr(socket, name):  # Linux has them all; macOS lacks TCP_USER_TIMEOUT
+            options[getattr(socket, name)] = value
+    return {
+        "socket_timeout": timeout,
+        "socket_connect_timeout": timeout,
+        "socket_keepalive": True,
+        "socket_keepalive_options": options,
+    }
+
+
+def _once_after_a_connection_error() -> Retry:
+    return Retry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,))
 
 
 def broker_redis(settings: Settings) -> redis.Redis:
@@ -25,7 +67,8 @@ def broker_redis(settings: Settings) -> redis.Redis:
         settings.redis_url,
         settings.redis_master,
         settings.redis_socket_timeout,
-        health_check_interval=30,
+        # A connection idle this long is PINGed before it is used again (a pooled one may have died meanwhile).
+        health_check_interval=max(1, round(settings.heartbeat_seconds)),
         decode_responses=True,
     )
 
@@ -50,13 +93,11 @@ def limiter_storage(broker: redis.Redis) -> tuple[str, dict[str, Any]]:
 
 
 def _client(settings: Settings, url: str, master: str, timeout: float, **options: Any) -> redis.Redis:
-    options.update(socket_timeout=timeout, socket_connect_timeout=timeout, **tls_options(settings, url))
+    read_no_replicas_as_connection_error()
+    options.update(**connection_options(timeout), **tls_options(settings, url), retry=_once_after_a_connection_error())
     if settings.redis_sentinels and master:
         credentials = {k: v for k, v in redis.connection.parse_url(url).items() if k in ("username", "password", "db")}
-        sentinel = Sentinel(
-            sentinel_addresses(settings),
-            sentinel_kwargs={"socket_timeout": timeout, "socket_connect_timeout": timeout},
-        )
+        sentinel = Sentinel(sentinel_addresses(settings), sentinel_kwargs=connection_options(timeout))
         return sentinel.master_for(master, **credentials, **options, ssl=uses_tls(url))
     return redis.Redis.from_url(url, **options)
 

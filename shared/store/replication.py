@@ -19,3 +19,11 @@ def wait_for_replica(client: redis.Redis, keys: Keys, timeout_ms: int, replicas:
     pipe.set(keys.replication_probe, "1", px=60_000)
     pipe.wait(replicas, timeout_ms)
     return int(pipe.execute()[-1])
+
+
+def rediscover_primary(client: redis.Redis) -> None:
+    """Drop the client's idle pooled connections, so that its next command asks the sentinels for the primary
+    (a sentinel-managed connection asks only when it connects; one in use is dropped when it is given back,
+    once the pool has learnt of another primary). Without sentinels the server is the same: reconnecting
+    costs little."""
+    client.connection_pool.disconnect(inuse_connections=False)

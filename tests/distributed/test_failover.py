@@ -13,7 +13,7 @@ import redis
 
 from devstack.hosts import Network
 from devstack.redis_server import RedisServer
-from devstack.sentinel import SentinelServer
+from devstack.sentinel import PRIMARY_ARGS, SentinelServer
 from tests.distributed.conftest import HostStack
 from tests.stack import ApiProcess, stack_settings
 from transq_cli.client import TransqClient, TransqError
@@ -42,7 +42,7 @@ class SentinelStack(HostStack):
             name: RedisServer(
                 port=6379,
                 password=PASSWORD,
-                extra_args=[] if name == "r1" else ["--replicaof", primary, "6379"],
+                extra_args=[*PRIMARY_ARGS, *([] if name == "r1" else ["--replicaof", primary, "6379"])],
                 **self._on(name),
             )
             for name in ("r1", "r2", "r3")

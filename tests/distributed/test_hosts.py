@@ -47,6 +47,29 @@ def test_hosts_reach_each_other_cut_heal_kill_and_leave_nothing(network):
     assert server_host.namespace in _namespaces()
 
 
+def test_separated_hosts_lose_each_other_and_still_reach_the_rest(network):
+    a, b, c = network.add_hosts("a", "b", "c")
+    with network.inside(c):
+        server = RedisServer(password="pw", host=a.address, launcher=a.launcher).start()
+        try:
+            network.separate(a, [b])
+
+            def ping_from(host):  # a fresh connection made on `host`
+                with network.inside(host):
+                    client = redis.Redis(
+                        host=a.address, port=server.port, password="pw", socket_timeout=1, retry=Retry(NoBackoff(), 0)
+                    )
+                    return client.ping()
+
+            assert ping_from(c)
+            with pytest.raises((redis.TimeoutError, redis.ConnectionError)):
+                ping_from(b)
+            network.rejoin(a, [b])
+            assert ping_from(b)
+        finally:
+            server.stop()
+
+
 def test_network_close_deletes_its_namespaces_and_leftovers_of_dead_runs():
     reason = Network.unavailable()
     if reason:

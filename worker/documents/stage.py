@@ -30,6 +30,7 @@ from celery import Celery, Task
 from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
 from celery.signals import task_failure, worker_process_init
 
+from shared.broker_transport import use_transq_transport
 from shared.celery_factory import DOCUMENT_TASK, make_celery
 from shared.errors import ApiError, ErrorCode
 from shared.logging_setup import configure_logging, current_job_id
@@ -195,6 +196,7 @@ def create_stage(settings: Settings | None = None) -> Celery:
     configure_logging(settings.log_format, settings.log_level)
     stage = DocumentStage(settings)
     app = stage.app = make_celery(settings, name="transq-documents")
+    use_transq_transport(app, settings)  # a full broker or a failover: reconnect
     app.conf.update(
         task_default_queue=Keys(settings.key_prefix).documents_queue,
         task_soft_time_limit=settings.document_time_limit,

@@ -7,5 +7,5 @@ Celery worker of concurrency 1 that holds one model and translates rounds of cla
     the process: its command (launch.py, __main__.py), its Celery app (celery_app.py; celery_main.py, the
                 one module that builds something when imported: the app `celery -A` loads), its one task
                 (translate_task.py), what it holds (process_parts.py), draining on SIGTERM (drain.py),
-                its broker transport (broker_transport.py) and the test-only fault hooks (fault_hooks.py)
+                and the test-only fault hooks (fault_hooks.py); its broker transport is shared.broker_transport
 """

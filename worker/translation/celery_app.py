@@ -13,6 +13,7 @@ from typing import Any
 from celery import Celery
 from celery.signals import worker_init, worker_process_init, worker_process_shutdown
 
+from shared.broker_transport import use_transq_transport
 from shared.celery_factory import TRANSLATE_TASK, make_celery
 from shared.logging_setup import configure_logging
 from shared.memory import probe_memory
@@ -31,10 +32,7 @@ def create_app(settings: Settings | None = None) -> Celery:
     settings = settings or Settings.from_env()
     configure_logging(settings.log_format, settings.log_level)
     app = make_celery(settings, name="transq-worker")
-    if settings.redis_sentinels:
-        app.conf.broker_transport = "worker.translation.broker_transport:SentinelTransport"
-    elif settings.redis_url.startswith(("redis://", "rediss://")):
-        app.conf.broker_transport = "worker.translation.broker_transport:Transport"  # a full broker: reconnect
+    use_transq_transport(app, settings)  # a full broker or a failover: reconnect
     app.conf.worker_max_memory_per_child = max_memory_per_child_kib(settings)
     process = PerProcess(settings)
     app.task(bind=True, base=TranslateTask, name=TRANSLATE_TASK, max_retries=None, shared=False, process=process)(

@@ -95,6 +95,8 @@ class ProcessParts:
             self.settings.max_sentence_chars,
             self.settings.min_confidence,
             (self.route.source, self.route.target),
+            memories=self.backends.memories,
+            fuzzy_max_sentences=self.settings.memory_fuzzy_max_sentences,
         )
 
     @cached_property

@@ -51,4 +51,4 @@ def test_celery_finds_the_app_built_from_the_environment():
     settings = Settings(key_prefix="celery-app-test:", lease_seconds=7.0)
     queue = Keys(settings.key_prefix).queue(route_for(settings).key)
     out = _python(FIND_APP, **settings.as_env()).split()
-    assert out == ["transq-worker", queue, "worker.translation.broker_transport:Transport", "7.0"]
+    assert out == ["transq-worker", queue, "shared.broker_transport:Transport", "7.0"]

@@ -24,6 +24,7 @@ import redis
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
+from shared.broker_transport import is_transient
 from shared.store.job_claims import JobClaims
 from shared.store.jobs import JobStore
 
@@ -31,19 +32,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 P = ParamSpec("P")
 GRACE_SECONDS = 120.0  # how long a broker call waits out an outage before its error stands
-
-_TRANSIENT_ERRORS = (
-    redis.ConnectionError,
-    redis.TimeoutError,
-    redis.BusyLoadingError,
-    redis.exceptions.OutOfMemoryError,
-)
-
-
-def is_transient(exc: BaseException) -> bool:
-    """An outage that passes: the broker down, slow, loading, or full (a script refused at maxmemory
-    fails as a plain ResponseError carrying Redis's -OOM)."""
-    return isinstance(exc, _TRANSIENT_ERRORS) or (isinstance(exc, redis.ResponseError) and "OOM" in str(exc))
 
 
 class BrokerHealth:

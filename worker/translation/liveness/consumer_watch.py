@@ -1,7 +1,7 @@
 """The last resort after a broker outage: a worker whose Celery consumer stopped taking messages exits, so its
 supervisor (compose's restart policy, a Kubernetes Deployment) starts a fresh one.
 
-worker.translation.broker_transport and worker.translation.liveness.hard_timeouts keep the known paths (an
+shared.broker_transport and worker.translation.liveness.hard_timeouts keep the known paths (an
 acknowledgement or a stored failure refused by a full broker) from leaving the consumer stuck; this watch covers
 any other. Read from the pool process's heartbeat thread: the pool has been idle, the route's Celery queue has
 held messages and the broker has answered without trouble, all for STALL_LEASES leases (a minute by default).

@@ -6,13 +6,13 @@ python -m worker.translation.liveness.healthcheck     (exit 0: heartbeat fresh; 
 from __future__ import annotations
 
 import sys
-import time
 
 import redis
 
 from shared.settings import Settings
 from shared.store.keys import Keys
 from shared.store.redis_client import broker_redis
+from shared.store.workers import WorkerRegistry
 from worker.translation.liveness.worker_id import read_id_file
 
 
@@ -23,11 +23,12 @@ def main() -> int:
         sys.stderr.write("model not loaded yet\n")
         return 1
     try:
-        seen = broker_redis(settings).zscore(Keys(settings.key_prefix).workers, worker_id)
+        registry = WorkerRegistry(broker_redis(settings), Keys(settings.key_prefix), settings.worker_silence_seconds)
+        silent = registry.seen(worker_id)  # by the broker's clock, as beats are scored
     except redis.RedisError as exc:
         sys.stderr.write(f"broker unavailable: {exc}\n")
         return 1
-    if seen is None or time.time() - float(seen) > settings.worker_silence_seconds:
+    if silent is None or silent > settings.worker_silence_seconds:
         sys.stderr.write("no fresh heartbeat\n")
         return 1
     return 0

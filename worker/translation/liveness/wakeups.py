@@ -35,8 +35,8 @@ FORGOTTEN_PER_SWEEP = 8
 class Wakeups:
     def __init__(self, settings: Settings, keys: Keys, route: Route):
         self.settings, self.keys, self.route = settings, keys, route
-        # Two leases: how long a waiting job goes unwoken before a sweep wakes it again, and how long one
-        # sender holds a job's wake key (JobClaims.mark_woken) so that no other sends it a wake-up meanwhile.
+        # Two leases: how long one sender holds a job's wake key (JobClaims.mark_woken) so that no other sends
+        # it a wake-up meanwhile.
         self.period = 2 * settings.lease_seconds
         self.key_seconds = max(1, int(self.period))
 
@@ -89,18 +89,25 @@ class Sweeps:
         return sent
 
     def wake_forgotten_jobs(self) -> int:
-        """Re-send the wake-up of jobs that have waited two leases while this worker sat idle as long. A queued
-        job's message can be lost: a consumer took it while the broker was full (kombu could not record it as
-        unacknowledged), or the API died between storing the job and sending it. The job would then wait for
-        another job's round forever."""
-        stale = self.wakeups.period
-        if self.activity.busy or self.activity.idle_for() < stale:
+        """Re-send the wake-up of jobs that have waited a lease while this worker sat idle a lease and the
+        route's queue held no message. A queued job's message can be lost: a consumer took it while the broker
+        was full (kombu could not record it as unacknowledged), a retry could not be published, or the API died
+        between storing the job and sending it. An idle worker takes a queued message within milliseconds, so
+        with none queued a waiting job has no wake-up on its way (or one a busy worker holds: a second one is
+        harmless, the job is claimed once). Not gated on this worker's idleness alone: stale messages of
+        finished jobs (each a round of a millisecond) kept a worker from ever being idle two leases while a
+        job waited unwoken."""
+        if self.activity.busy or self.activity.idle_for() < self.lease_seconds:
             return 0
+        if self.store.messages_waiting(self.route_key):
+            return 0  # an idle worker takes them within milliseconds; their rounds take in waiting jobs
         sent = 0
-        waiting = self.store.waiting_since(self.route_key, time.time() - stale, limit=FORGOTTEN_PER_SWEEP)
+        waiting = self.store.waiting_since(self.route_key, time.time() - self.lease_seconds, limit=FORGOTTEN_PER_SWEEP)
         for job_id in waiting:
             if self.store.mark_woken(job_id, self.wakeups.key_seconds):
-                log.warning("job %s waited %.0fs with this worker idle: sending its wake-up again", job_id, stale)
+                log.warning(
+                    "job %s waited %.0fs with no message for it: sending its wake-up again", job_id, self.lease_seconds
+                )
                 self.wakeups.wake(job_id)
                 sent += 1
         return sent

@@ -44,7 +44,13 @@ def finish(out: Outcomes, work: JobWork) -> None:
     """Store a complete job's result: it succeeds, or a document job goes to the document stage."""
     job_id = work.job.id
     translation = Translation(
-        work.assemble(), work.done, work.cached, work.warnings, work.assemble_scores(), work.assemble_fidelity()
+        work.assemble(),
+        work.done,
+        work.cached,
+        work.warnings,
+        work.assemble_scores(),
+        work.suggestions,
+        work.assemble_fidelity(),
     )
     outcome = out.store.translated(work.job, work.fence, translation)
     if work.job.document is not None:  # a document job: rendered next

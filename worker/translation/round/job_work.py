@@ -3,11 +3,15 @@ translated (WorkLoader; its outcome is stored by worker.translation.round.job_ou
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import redis
+
 from shared.store.job_record import Job
+from shared.store.memory_store import MemoryStore
 from shared.store.sentence_cache import Question, SentenceCache, normalise
 from shared.store.stats import Stats
 from shared.text.fidelity import check, untranslated_pattern
@@ -15,6 +19,8 @@ from shared.text.glossary import Glossary
 from shared.text.splitter import Segment, join_translations, segments_at, sentences, split_text
 from worker.translation.liveness.broker_health import RetryingStore
 from worker.translation.round.claims import Claims
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -34,6 +40,7 @@ class JobWork:
     warnings: list[dict[str, Any]] = field(default_factory=list)  # as stored with the job
     warnings_saved: bool = True
     glossary: Glossary | None = None  # its terms (shared.text.glossary): matched sentences go through term protection
+    suggestions: list[dict[str, Any]] = field(default_factory=list)  # its memories' fuzzy matches, per sentence
     fidelity: list[dict[str, Any] | None] = field(default_factory=list)  # each translated sentence's record
     min_confidence: float | None = None  # its quality gate's (its own, or TRANSQ_MIN_CONFIDENCE's; None: off)
 
@@ -113,10 +120,13 @@ class WorkLoader:
         max_sentence_chars: int,
         min_confidence: float = float("-inf"),
         pair: tuple[str, str] = ("", ""),
+        memories: MemoryStore | None = None,
+        fuzzy_max_sentences: int = 0,
     ):
         self.store, self.claims, self.cache, self.namespace, self.stats = store, claims, cache, namespace, stats
         self.max_sentence_chars, self.min_confidence = max_sentence_chars, min_confidence
         self.untranslated = untranslated_pattern(*pair)  # for the fidelity check of cached translations
+        self.memories, self.fuzzy_max_sentences = memories, fuzzy_max_sentences
 
     def segments(self, job: Job) -> list[list[Segment]]:
         """Each text's segments, as the API (or the document stage) split it: the job's stored spans. A job
@@ -139,7 +149,9 @@ class WorkLoader:
                 self.stats.observe("queue_wait_seconds", max(0.0, time.time() - job.submitted))
             segments = self.segments(job)
             flat = [normalise(s) for segs in segments for s in sentences(segs)]
-            translations: list[str | None] = [partial.get(i) for i in range(len(flat))]
+            # its memories' exact matches, found at submission (api.memories), before the cache
+            remembered = job.memory.get("hits", {})
+            translations: list[str | None] = [partial.get(i, remembered.get(str(i))) for i in range(len(flat))]
             # A resumed job's cache hits so far were recorded with its progress.
             works.append(
                 JobWork(
@@ -158,12 +170,34 @@ class WorkLoader:
                 )
             )
         self._fill_from_cache(works)
+        for work in works:
+            if work.job.memory and work.job.memory["threshold"] < 100:
+                work.suggestions = self._suggestions(work)
         return works
 
     def gate(self, job: Job) -> float | None:
         """The job's quality gate: its own min_confidence, else TRANSQ_MIN_CONFIDENCE's (None: off)."""
         threshold = job.min_confidence if job.min_confidence is not None else self.min_confidence
         return None if threshold == float("-inf") else threshold
+
+    def _suggestions(self, work: JobWork) -> list[dict[str, Any]]:
+        """The fuzzy matches of the job's sentences its memories hold no exact match of (the first
+        TRANSQ_MEMORY_FUZZY_MAX_SENTENCES of them): [{sentence, matches: [{source, target, score}]}]. Looked
+        up here, off the API's request path; a broker error leaves the job without suggestions."""
+        memory = work.job.memory
+        wanted = [i for i in range(len(work.sentences)) if str(i) not in memory["hits"]][: self.fuzzy_max_sentences]
+        if self.memories is None or not wanted:
+            return []
+        try:
+            found = self.memories.suggestions(
+                memory["owner"], memory["ids"], [work.sentences[i] for i in wanted], memory["threshold"]
+            )
+        except redis.RedisError as exc:
+            log.warning(
+                "job %s: no memory suggestions, the broker failed: %s", work.job.id, exc, extra={"job_id": work.job.id}
+            )
+            return []
+        return [{"sentence": i, "matches": matches} for i, matches in zip(wanted, found) if matches]
 
     def _fill_from_cache(self, works: list[JobWork]) -> None:
         """Fill each job's untranslated sentences from the sentence cache (the one lookup the API and the

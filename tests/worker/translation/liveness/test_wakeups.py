@@ -45,12 +45,39 @@ def test_a_forgotten_waiting_job_is_woken_by_an_idle_worker_only(short_leases):
     sweeps = parts.sweeps
     job = submit(parts, "你好。")
     with parts.activity.round():
-        time.sleep(2 * LEASE + 0.1)
+        time.sleep(LEASE + 0.1)
         assert sweeps.wake_forgotten_jobs() == 0  # busy: its round may take the job
-    assert sweeps.wake_forgotten_jobs() == 0  # idle for less than two leases
-    time.sleep(2 * LEASE + 0.1)
+    assert sweeps.wake_forgotten_jobs() == 0  # idle for less than a lease
+    time.sleep(LEASE + 0.1)
     assert sweeps.wake_forgotten_jobs() == 1 and _messages(parts) == 1
     assert parts.job_claims.mark_woken(job, 10) is False  # the wake key is taken until the message is consumed
+
+
+def test_no_wake_up_is_sent_again_while_messages_wait_on_the_queue(short_leases):
+    parts = short_leases
+    submit(parts, "你好。")
+    parts.wakeups.wake(submit(parts, "再见。"))  # a message an idle worker takes within milliseconds
+    time.sleep(LEASE + 0.1)
+    assert parts.sweeps.wake_forgotten_jobs() == 0 and _messages(parts) == 1
+
+
+def test_a_job_whose_message_was_lost_is_woken_within_seconds_though_stale_messages_keep_coming(short_leases):
+    """Issue 38 item 7: messages of finished jobs (rounds of a millisecond) arriving more often than every two
+    leases kept the worker from ever being idle two leases, and a queued job whose own message was lost waited
+    for minutes. Now the sweep wakes it once the worker has been idle a lease and no message waits."""
+    parts = short_leases
+    sweeps = parts.sweeps
+    job = submit(parts, "你好。")  # stored as the API stores it, its message lost
+    started, sent = time.monotonic(), 0
+    while not sent:
+        assert time.monotonic() - started < 6 * LEASE, "the lost wake-up was never sent again"
+        with parts.activity.round():  # a stale message's round, every 1.5 leases
+            pass
+        for _ in range(3):
+            time.sleep(LEASE / 2)
+            sent += sweeps.wake_forgotten_jobs()
+    assert sent == 1 and _messages(parts) == 1
+    assert parts.job_claims.mark_woken(job, 10) is False  # the wake-up sent was this job's
 
 
 def test_a_beat_registers_the_worker_and_writes_its_id_file(model_dir, redis_server, tmp_path):
