@@ -23,7 +23,8 @@ bp = Blueprint("jobs", __name__, url_prefix="/v1/jobs")
 
 def view(job: Job) -> dict[str, Any]:
     """The job's public body (shared.contract.job_view) with this API's document store and settings."""
-    return job_view(job, services().documents, services().settings.low_confidence)
+    settings = services().settings
+    return job_view(job, services().documents, settings.low_confidence, settings.min_confidence)
 
 
 def job_response(job: Job):  # type: ignore[no-untyped-def]

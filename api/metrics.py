@@ -16,6 +16,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from api.current import services
 from shared.store.backends import Services
 from shared.store.stats import HISTOGRAMS
+from shared.text.fidelity import FLAGS
 
 bp = Blueprint("metrics", __name__)
 
@@ -35,6 +36,12 @@ _COUNTERS = {
     "leases_lapsed": "Running jobs whose worker (or document jobs whose document stage) stopped renewing their "
     "lease, woken for a live worker (stage) to take over.",
     "fenced_writes": "Late writes of a worker for a job another worker took over, refused (the late worker drops it).",
+    "fidelity_sentences": "Sentences the model translated whose translation the fidelity check read.",
+    "fidelity_spans_kept": "Protected spans (numbers, dates, URLs, ...) found in translations as in their sources.",
+    "fidelity_spans_repaired": "Of those, put back verbatim because the model lost their placeholders.",
+    "gate_retried": "Sentences under a job's min_confidence made again with a wider beam.",
+    "gate_low_confidence": "Sentences of gated jobs still under their min_confidence after the retry (flagged).",
+    "gate_withheld": "Of those, returned untranslated (on_low_confidence withhold).",
 }
 
 
@@ -49,6 +56,12 @@ class RedisStatsCollector:
             family = CounterMetricFamily(f"transq_{name}", help_text)
             family.add_metric([], counters.get(name, 0))
             yield family
+        flagged = CounterMetricFamily(
+            "transq_fidelity_flags", "Translated sentences flagged by the fidelity check, by flag.", labels=["flag"]
+        )
+        for code in FLAGS:
+            flagged.add_metric([code], counters.get(f"fidelity_flag:{code}", 0))
+        yield flagged
         by_pair = GaugeMetricFamily("transq_pair_queue_depth", "Jobs waiting for a worker, by pair.", labels=["pair"])
         ready_by_pair = GaugeMetricFamily(
             "transq_pair_workers_ready", "Workers with a loaded model and a fresh heartbeat, by pair.", labels=["pair"]

@@ -17,7 +17,7 @@ from api.validation import TranslationRequest
 from shared.errors import IdempotencyMismatch, Overloaded, StorageQuotaExceeded, Unavailable
 from shared.routing.detected_route import AUTO, choose_route, document_route
 from shared.routing.language_detection import Detection
-from shared.routing.routes import Route
+from shared.routing.routes import Route, pair_of
 from shared.store.backends import Services
 from shared.store.job_events import Sentences
 from shared.store.job_record import DocumentRecord, Job, new_job_id, utc_now
@@ -158,6 +158,8 @@ def _job(job_id: str, request: TranslationRequest, route: Route | None, owner: s
         detected=detected.public() if detected else {},
         glossary=request.glossary or {},
         want_scores=request.scores,
+        min_confidence=request.min_confidence,
+        withhold=request.on_low_confidence == "withhold",
         document=DocumentRecord(request.document, request.filename) if request.document else None,
     )
 
@@ -181,7 +183,9 @@ def _create(
     known = namespace is not None or not (sentences or request.document)
     remembered, job.memory = memory_matches(request, route, client)  # a human translation outranks the cache's
     job.from_memory = sum(t is not None for t in remembered)
-    cached = services.cache.answer(namespace or "", sentences, glossary, request.scores) if known else None
+    gate = job.min_confidence if job.min_confidence is not None else settings.min_confidence
+    gate_or_off = None if gate == float("-inf") else gate
+    cached = services.cache.answer(namespace or "", sentences, glossary, request.scores, gate_or_off) if known else None
     if job.from_memory:  # (answered from memories even where the cache cannot be asked: no worker yet)
         cached = _memory_first(cached, remembered, request.scores)
     hits = cached.hits - job.from_memory if cached else 0
@@ -197,6 +201,7 @@ def _create(
         job.result = cached.texts(request.segments)
         if job.want_scores:
             job.scores = cached.text_scores(request.segments)
+        job.fidelity = cached.text_fidelity(request.segments, sentences, pair_of(job.route), glossary)
         job.texts, job.spans = [], []  # a finished job's texts are not kept: its result is what it is read for
     try:
         created = services.store.create(

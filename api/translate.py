@@ -16,7 +16,7 @@ from api.jobs import job_response
 from api.submission import submit
 from api.validation import parse_translation_request, read_json_object
 from shared.contract import ErrorBody, ErrorDetail, LegacyRequest, LegacyTranslation, TranslateRequest, Translations
-from shared.contract.job_view import confidence, job_error
+from shared.contract.job_view import confidence, job_error, quality
 from shared.errors import ErrorCode, job_failure_status
 from shared.store.job_record import Job
 from shared.store.job_status import JobStatus
@@ -63,6 +63,7 @@ def translate():  # type: ignore[no-untyped-def]
             if job.scores is not None
             else {}
         )
+        scored.update(quality(job, services().settings.min_confidence))
         return Translations(translations=translations, **scored).model_dump(mode="json", exclude_unset=True)
     if job.status == JobStatus.FAILED:
         return _failed(job)

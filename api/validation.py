@@ -49,6 +49,8 @@ class TranslationRequest:
     glossary: dict[str, str] | None = None  # its terms (a stored glossary's merged in: api.glossaries)
     glossary_id: str | None = None  # the stored glossary it names
     scores: bool = False  # its result carries each sentence's confidence
+    min_confidence: float | None = None  # its quality gate (None: TRANSQ_MIN_CONFIDENCE's)
+    on_low_confidence: str = "flag"  # or "withhold"
     translation_memory: list[str] | None = None  # the translation memories it names (api.memories)
     translation_memory_threshold: int = 75  # the lowest fuzzy match score a suggestion has
 
@@ -60,7 +62,8 @@ class TranslationRequest:
         asked = [self.texts, pair, self.format, self.document, self.callback_url, glossary]
         if self.translation_memory:
             asked += [self.translation_memory, self.translation_memory_threshold]
-        canonical = json.dumps(asked + ["scores"] if self.scores else asked, ensure_ascii=False)
+        gate = [self.min_confidence, self.on_low_confidence] if self.min_confidence is not None else []
+        canonical = json.dumps((asked + ["scores"] if self.scores else asked) + gate, ensure_ascii=False)
         return hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -155,6 +158,8 @@ def parse_translation_request(
     languages = {k: getattr(checked, k, None) for k in ("source_lang", "target_lang", "callback_url")}
     extras = {k: getattr(checked, k, None) for k in ("glossary", "glossary_id")}
     extras["scores"] = getattr(checked, "scores", False)
+    extras["min_confidence"] = getattr(checked, "min_confidence", None)
+    extras["on_low_confidence"] = getattr(checked, "on_low_confidence", "flag")
     memories = getattr(checked, "translation_memory", None)
     if memories:
         extras.update(translation_memory=memories, translation_memory_threshold=checked.translation_memory_threshold)  # type: ignore[union-attr]

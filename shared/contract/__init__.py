@@ -4,6 +4,7 @@ Requests are validated with them (api.validation), responses built from them (sh
 routes), and /openapi.json is generated from them (api.openapi). A new field is one line in its model.
 """
 
+from shared.contract.fidelity_views import Fidelity, QualityGate, SentenceFidelity
 from shared.contract.fields import NOT_BLANK
 from shared.contract.refusals import refusal
 from shared.contract.requests import (
@@ -46,6 +47,9 @@ __all__ = [
     "Body",
     "CallbackDelivery",
     "Confidence",
+    "Fidelity",
+    "QualityGate",
+    "SentenceFidelity",
     "DetectRequest",
     "Detection",
     "Detections",

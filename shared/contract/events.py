@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import Field
 
+from shared.contract.fidelity_views import SentenceFidelity
 from shared.contract.responses import JOB_ID, READ_ERRORS, error, ref
 from shared.contract.views import JobView, View
 from shared.store.job_events import EVENT_ID_PATTERN
@@ -32,6 +33,7 @@ class SentenceEvent(View):
     index: int = Field(ge=0, description="The sentence's position among all the job's sentences, texts in order.")
     translation: str
     score: float = Field(None, description="Its confidence, when the job asked for `scores` and one is known.")  # type: ignore[assignment]
+    fidelity: SentenceFidelity = Field(None, description="What the fidelity check kept, repaired and flagged.")  # type: ignore[assignment]
 
 
 class ProgressEvent(View):

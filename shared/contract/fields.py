@@ -108,3 +108,22 @@ GlossaryTerms = Annotated[
     ),
 ]
 GLOSSARY_ID_PATTERN = "^[0-9a-f]{32}$"
+
+
+def confidence_value(value: Any, text: bool) -> float | None:
+    """A quality gate's min_confidence (shared.contract.requests.QualityGateOptions): a finite number in
+    CONFIDENCE_RANGE; `text`: it may come as text (a form field or query parameter)."""
+    from shared.settings.checks import CONFIDENCE_RANGE
+
+    low, high = CONFIDENCE_RANGE
+    if value is None:
+        return None
+    number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    if isinstance(value, str) and text:
+        try:
+            number = float(value)
+        except ValueError:
+            number = None
+    if number is None or not low <= number <= high:  # NaN and the infinities too
+        raise refused("confidence", "{field} must be a number from {low} to {high}", low=f"{low:g}", high=f"{high:g}")
+    return float(number)

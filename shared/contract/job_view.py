@@ -6,11 +6,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from shared.contract import CallbackDelivery, Confidence, Detection, DocumentLink, JobResult, JobView, Progress
+from shared.contract import (
+    CallbackDelivery,
+    Confidence,
+    Detection,
+    DocumentLink,
+    Fidelity,
+    JobResult,
+    JobView,
+    Progress,
+    QualityGate,
+)
 from shared.errors import ErrorCode
 from shared.store.document_store import DocumentStore
 from shared.store.job_record import Job
 from shared.store.job_status import JobStatus
+from shared.text.fidelity import gate_summary, summary
 
 
 def job_error(job: Job) -> dict[str, str]:
@@ -18,11 +29,15 @@ def job_error(job: Job) -> dict[str, str]:
     return job.error or {"code": ErrorCode.INTERNAL_ERROR.value, "message": "the job failed"}
 
 
-def job_view(job: Job, documents: DocumentStore, low_confidence: float) -> dict[str, Any]:
+def job_view(
+    job: Job, documents: DocumentStore, low_confidence: float, min_confidence: float = float("-inf")
+) -> dict[str, Any]:
     """The job's public body: its progress; once it has succeeded its result (a document job's: its translated
     documents, from `documents`; with scores asked for, its sentences' scores and their summary against
-    `low_confidence`, TRANSQ_LOW_CONFIDENCE), once it has failed its error; its callback's delivery."""
-    parts = _parts(job, documents, low_confidence)
+    `low_confidence`, TRANSQ_LOW_CONFIDENCE; its sentences' fidelity records and their summary, and what its
+    quality gate did: its own min_confidence, else `min_confidence`, TRANSQ_MIN_CONFIDENCE), once it has failed
+    its error; its callback's delivery."""
+    parts = _parts(job, documents, low_confidence, min_confidence)
     if job.callback is not None:
         delivery = job.callback
         parts["callback"] = CallbackDelivery(
@@ -35,13 +50,27 @@ def job_view(job: Job, documents: DocumentStore, low_confidence: float) -> dict[
     return _dump(job, parts)
 
 
-def callback_body(job: Job, documents: DocumentStore, low_confidence: float) -> dict[str, Any]:
+def callback_body(
+    job: Job, documents: DocumentStore, low_confidence: float, min_confidence: float = float("-inf")
+) -> dict[str, Any]:
     """What a job's callback POSTs: its view (job_view) without its callback, whose delivery's own state is
     not news to its receiver."""
-    return _dump(job, _parts(job, documents, low_confidence))
+    return _dump(job, _parts(job, documents, low_confidence, min_confidence))
 
 
-def _parts(job: Job, documents: DocumentStore, low_confidence: float) -> dict[str, Any]:
+def quality(job: Job, min_confidence: float) -> dict[str, Any]:
+    """A finished job's fidelity summary and, for a gated job (its min_confidence, else `min_confidence`,
+    TRANSQ_MIN_CONFIDENCE), what its quality gate did (shared.text.fidelity)."""
+    if not job.fidelity:
+        return {}
+    parts: dict[str, Any] = {"fidelity": Fidelity(**summary(job.fidelity))}
+    gate = job.min_confidence if job.min_confidence is not None else min_confidence
+    if gate != float("-inf"):
+        parts["quality_gate"] = QualityGate(**gate_summary(job.fidelity, gate))
+    return parts
+
+
+def _parts(job: Job, documents: DocumentStore, low_confidence: float, min_confidence: float) -> dict[str, Any]:
     """The parts of the view that only some jobs have, its callback's apart."""
     parts: dict[str, Any] = {}
     if job.warnings:
@@ -55,6 +84,9 @@ def _parts(job: Job, documents: DocumentStore, low_confidence: float) -> dict[st
         if job.scores is not None:
             parts["result"].scores = job.scores
             parts["confidence"] = confidence(job.scores, low_confidence)
+        if job.fidelity:
+            parts["result"].fidelity = job.fidelity
+        parts.update(quality(job, min_confidence))
     if job.status == JobStatus.FAILED:
         parts["error"] = job_error(job)
     if job.detected:

@@ -9,12 +9,22 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationInfo, field_validator, model_validator
 
-from shared.contract.fields import GLOSSARY_ID_PATTERN, CallbackUrl, GlossaryTerms, Language, Seconds, Text, refused
+from shared.contract.fields import (
+    GLOSSARY_ID_PATTERN,
+    CallbackUrl,
+    GlossaryTerms,
+    Language,
+    Seconds,
+    Text,
+    confidence_value,
+    refused,
+)
 from shared.document_formats import FORMATS, TEXT_FORMATS
+from shared.settings.checks import CONFIDENCE_RANGE
 
 # What a multipart form's own fields (format, languages, boundaries) may add to TRANSQ_MAX_DOCUMENT_BYTES.
 FORM_FIELDS_BYTES = 65536
@@ -23,6 +33,7 @@ _REFUSED = {
     "format": f"{{field}} must be one of {', '.join(TEXT_FORMATS)} (a .docx file goes to /v1/documents)",
     "glossary_id": "{field} must be the id of a stored glossary (32 hex digits)",
     "scores": "{field} must be true or false",
+    "on_low_confidence": '{field} must be "flag" or "withhold"',
     "translation_memory": "{field} must be the id of a stored translation memory (32 hex digits) or a list of 1 to "
     "TRANSQ_MEMORY_MAX_PER_JOB of them",
 }
@@ -93,11 +104,30 @@ class Texts(Body):
         return [self.text] if self.text is not None else self.texts or []
 
 
+class QualityGateOptions(Body):
+    """A job's quality gate (docs/api.md, Quality gate); `form_fields`: its values come as text (a form)."""
+
+    form_fields: ClassVar[bool] = False
+    min_confidence: float = Field(
+        None,
+        json_schema_extra={"minimum": CONFIDENCE_RANGE[0], "maximum": CONFIDENCE_RANGE[1]},
+        description="A confidence (a mean log-probability, 0 best) under which a sentence is made again with a "
+        "wider beam, then flagged or withheld; default TRANSQ_MIN_CONFIDENCE (off unless set).",
+    )
+    on_low_confidence: Literal["flag", "withhold"] = Field(
+        "flag", description='A sentence still under it: "flag" it `low_confidence`, or "withhold" (its source).'
+    )
+    _a_confidence = field_validator("min_confidence", mode="before")(
+        lambda cls, v: confidence_value(v, cls.form_fields)
+    )
+    _gate_in_our_words = field_validator("on_low_confidence", mode="wrap")(_in_our_words)
+
+
 class DetectRequest(Texts):
     """POST /v1/detect: the texts whose language to detect."""
 
 
-class JobRequest(Texts, Languages):
+class JobRequest(Texts, Languages, QualityGateOptions):
     """POST /v1/jobs: exactly one of `text` and `texts`."""
 
     glossary: GlossaryTerms = None  # type: ignore[assignment]
@@ -176,7 +206,7 @@ class LegacyRequest(Body):
         return [self.text]
 
 
-class DocumentOptions(Languages):
+class DocumentOptions(Languages, QualityGateOptions):
     """What a document upload may ask for besides its file (form fields, or query parameters with a bare
     body): its languages, a glossary (as JSON text), a stored glossary, scores."""
 
@@ -184,6 +214,7 @@ class DocumentOptions(Languages):
         None, json_schema_extra={"contentMediaType": "application/json"}, description="As a job's, as JSON text."
     )
     glossary_id: str = Field(None, pattern=GLOSSARY_ID_PATTERN, description="As a job's.")
+    form_fields: ClassVar[bool] = True
     scores: bool = Field(
         False,
         description="`true`: the job's `result.scores` holds each document's sentences' confidences, in order.",

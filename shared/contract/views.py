@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shared.contract.fidelity_views import Fidelity, QualityGate, SentenceFidelity
 from shared.document_formats import FORMATS
 from shared.errors import ErrorCode
 from shared.store.job_record import JOB_ID_PATTERN
@@ -57,8 +58,9 @@ class JobResult(View):
         None,
         description='With `"scores": true`: per text, its translated sentences\' confidences in order (the '
         "decoder's length-normalised log-probability, 0 best; null for a sentence without one: cached before "
-        "scores were kept, or translated through a glossary's term protection).",
+        "scores were kept, made again by the output guard, or of a glossary's terms only).",
     )
+    fidelity: list[list[SentenceFidelity]] = Field(None, description="Per text, its sentences' fidelity records.")
 
 
 class Confidence(View):
@@ -142,6 +144,8 @@ class JobView(View):
     )
     callback: CallbackDelivery = None  # type: ignore[assignment]
     confidence: Confidence = None  # type: ignore[assignment]
+    fidelity: Fidelity = None  # type: ignore[assignment]
+    quality_gate: QualityGate = None  # type: ignore[assignment]
     error: ErrorDetail = Field(
         None,
         description="A failed job's reason: e.g. `invalid_document` (a malformed document), `document_too_complex` "
@@ -157,6 +161,8 @@ class Translations(View):
     translations: list[str]
     scores: list[list[float | None]] = Field(None, description="As a job's `result.scores`.")
     confidence: Confidence = None  # type: ignore[assignment]
+    fidelity: Fidelity = Field(None, description="As a job's (its sentences' records: GET /v1/jobs/{job_id}).")
+    quality_gate: QualityGate = None  # type: ignore[assignment]
 
 
 class LegacyTranslation(View):

@@ -78,6 +78,12 @@ def language_pair(settings: Settings) -> tuple[str, str]:
 
 
 @lru_cache(maxsize=64)
+def pair_of(route_key: str) -> tuple[str, str]:
+    """The (source, target) languages of a route's key ("zh-en-<digest>"; ("", "") for no route)."""
+    source, _, target = route_key.rpartition("-")[0].partition("-")
+    return source, target
+
+
 def route_for(settings: Settings) -> Route:
     """The route of a worker started with `settings` (computed without loading the model): named by
     TRANSQ_ROUTE when it is set (an operator names the keys an autoscaler watches), else by its pair and a

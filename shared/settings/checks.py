@@ -19,6 +19,9 @@ MAX_KEY_PREFIX = 64
 PLACEHOLDER = re.compile(
     r"(change|replace|set)[-_ .]?(me|it|this)|placeholder|example|^(secret|password|x+|\*+)$", re.I
 )
+# A sentence's confidence is a mean log-probability: 0 at best, about -11 for a random choice among opus-mt's
+# 65,001 pieces; a quality gate's `min_confidence` lies in this range (TRANSQ_MIN_CONFIDENCE may also be -inf: off).
+CONFIDENCE_RANGE = (-100.0, 0.0)
 
 
 def check(settings: Settings) -> None:
@@ -37,6 +40,11 @@ def check(settings: Settings) -> None:
         if not re.fullmatch(r"\s*(\[[0-9a-fA-F:]+\]|[^\s:\[\]]+):\d{1,5}\s*", item):
             raise ValueError(f"TRANSQ_REDIS_SENTINELS={settings.redis_sentinels!r}: expected host:port,host:port")
     _check_key_prefix(settings.key_prefix)
+    low, high = CONFIDENCE_RANGE
+    if not (settings.min_confidence == float("-inf") or low <= settings.min_confidence <= high):
+        raise ValueError(
+            f"TRANSQ_MIN_CONFIDENCE={settings.min_confidence!r}: expected -inf (off) or {low:g} to {high:g}"
+        )
     if settings.languages and not re.fullmatch(r"[A-Za-z]{2,3}-[A-Za-z]{2,3}", settings.languages):
         raise ValueError(f"TRANSQ_LANGUAGES={settings.languages!r}: expected a pair such as zh-en")
     if not re.fullmatch(

@@ -108,6 +108,11 @@ class LimitSettings:
         "A sentence whose confidence (its output's length-normalised log-probability) "
         "is under this counts as low in a job's `confidence` summary and is flagged on the web page.",
     )
+    min_confidence: float = setting(
+        float("-inf"),
+        "The quality gate for a job that sets no `min_confidence`: a sentence whose confidence is under it is "
+        "made again with a wider beam, then flagged `low_confidence` (or withheld) if still under; -inf: off.",
+    )
     idempotency_ttl: int = setting(86_400, "Seconds an Idempotency-Key maps to its job.")
     lease_seconds: float = setting(
         15.0, "A running job's lease; a job whose worker stops renewing it is taken over by another."

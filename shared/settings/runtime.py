@@ -102,6 +102,11 @@ class RuntimeSettings:
         "Batches a round runs while other jobs wait before it gives its unfinished jobs back to the queue, so a "
         "big job cannot hold a worker (0: never).",
     )
+    protect_spans: bool = setting(
+        True,
+        "Carry numbers, dates, times, URLs, e-mail addresses, code spans, template variables and inline markup "
+        "through the model as a glossary's terms are, so they come back exactly (docs/api.md, Fidelity).",
+    )
     output_guard: bool = setting(
         True,
         "Make a translation that loops or runs far too long again once, with repeats banned, and flag it in the "

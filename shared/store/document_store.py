@@ -34,7 +34,7 @@ PARSED_FIELDS = (
 )
 # What rendering writes: the parse's (unchanged when the job was parsed before; its texts and their sentence
 # spans go) and the scores.
-RENDERED_FIELDS = tuple(name for name in PARSED_FIELDS if name not in ("texts", "spans")) + ("scores",)
+RENDERED_FIELDS = tuple(name for name in PARSED_FIELDS if name not in ("texts", "spans")) + ("scores", "fidelity")
 
 _LEVEL = 1  # fast (the API compresses an upload on its request path): a few MB in tens of milliseconds
 

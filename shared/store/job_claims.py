@@ -5,6 +5,7 @@ The job's record and its status moves are shared.store.jobs.JobStore's."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,7 +13,7 @@ import redis
 
 from shared.errors import ErrorCode
 from shared.store.claim_scripts import CLAIM, LAPSED, PARK, PROGRESS, RELEASE, RENEW
-from shared.store.job_events import SCORE_PREFIX, Sentences
+from shared.store.job_events import FIDELITY_PREFIX, SCORE_PREFIX, Sentences
 from shared.store.job_record import JOB_HASH, utc_now
 from shared.store.job_status import ClaimOutcome, Move
 from shared.store.keys import Keys
@@ -53,6 +54,7 @@ class Progress:
     translations: dict[int, str] = field(default_factory=dict)
     scores: dict[int, float] | None = None
     warnings: list[dict[str, Any]] | None = None
+    fidelity: dict[int, dict[str, Any]] | None = None  # the new translations' records (shared.text.fidelity)
 
 
 class JobClaims:
@@ -155,7 +157,7 @@ class JobClaims:
             cached_sentences=progress.cached_sentences,
             warnings=progress.warnings,
         )
-        new = Sentences(progress.translations, progress.scores)
+        new = Sentences(progress.translations, progress.scores, progress.fidelity)
         events = new.events()
         args: list[Any] = [fence, self.job_ttl, len(record), len(events)]
         for pair in record.items():
@@ -168,6 +170,16 @@ class JobClaims:
         """The translations recorded so far of each job, by sentence index."""
         return [translations for translations, _ in self.partial_progress(job_ids)]
 
+    def partial_fidelity(self, job_ids: list[str]) -> list[dict[int, dict[str, Any]]]:
+        """The fidelity records kept so far with each job's progress, by sentence index."""
+        pipe = self.client.pipeline(transaction=False)
+        for job_id in job_ids:
+            pipe.hgetall(self.keys.partial(job_id))
+        return [
+            {int(i[1:]): json.loads(v) for i, v in found.items() if i.startswith(FIDELITY_PREFIX)}
+            for found in pipe.execute()
+        ]
+
     def partial_progress(self, job_ids: list[str]) -> list[tuple[dict[int, str], dict[int, float]]]:
         """The translations recorded so far of each job, and the scores of those that have one, by sentence
         index."""
@@ -176,7 +188,7 @@ class JobClaims:
             pipe.hgetall(self.keys.partial(job_id))
         return [
             (
-                {int(i): t for i, t in found.items() if not i.startswith(SCORE_PREFIX)},
+                {int(i): t for i, t in found.items() if i.isdigit()},
                 {int(i[1:]): float(v) for i, v in found.items() if i.startswith(SCORE_PREFIX)},
             )
             for found in pipe.execute()

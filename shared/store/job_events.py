@@ -42,6 +42,7 @@ end
 
 
 SCORE_PREFIX = "s"  # a partial hash's field of a sentence's score: s<index> (its translation's field: <index>)
+FIDELITY_PREFIX = "f"  # a partial hash's field of a sentence's fidelity record (JSON): f<index>
 
 
 def is_event_id(value: str) -> bool:
@@ -50,11 +51,13 @@ def is_event_id(value: str) -> bool:
 
 @dataclass(frozen=True)
 class Sentences:
-    """Translated sentences of a job, by sentence index, and the scores of those that have one, as they are
-    recorded: in its partial hash while it runs (partial_fields), each with its `sentence` event (events)."""
+    """Translated sentences of a job, by sentence index, and the scores and fidelity records (shared.text.fidelity)
+    of those that have one, as they are recorded: in its partial hash while it runs (partial_fields), each with its
+    `sentence` event (events)."""
 
     translations: dict[int, str]
     scores: dict[int, float] | None = None
+    fidelity: dict[int, dict] | None = None
 
     @classmethod
     def answered(cls, cached: CacheAnswer, want_scores: bool) -> Sentences:
@@ -66,25 +69,30 @@ class Sentences:
         return cls(translations, {i: s for i, s in enumerate(cached.scores or []) if s is not None})
 
     def partial_fields(self) -> list[object]:
-        """The partial hash's field/value pairs: <index> translation, s<index> score."""
+        """The partial hash's field/value pairs: <index> translation, s<index> score, f<index> fidelity."""
         pairs: list[object] = []
         for index, translation in self.translations.items():
             pairs += [index, translation]
         for index, score in (self.scores or {}).items():
             pairs += [f"{SCORE_PREFIX}{index}", repr(score)]
+        for index, checked in (self.fidelity or {}).items():
+            pairs += [f"{FIDELITY_PREFIX}{index}", json.dumps(checked, separators=(",", ":"))]
         return pairs
 
     def events(self) -> list[str]:
-        scores = self.scores or {}
-        return [sentence_event(i, t, scores.get(i)) for i, t in self.translations.items()]
+        scores, fidelity = self.scores or {}, self.fidelity or {}
+        return [sentence_event(i, t, scores.get(i), fidelity.get(i)) for i, t in self.translations.items()]
 
 
-def sentence_event(index: int, translation: str, score: float | None = None) -> str:
+def sentence_event(index: int, translation: str, score: float | None = None, fidelity: dict | None = None) -> str:
     """A `sentence` event's data (shared.contract.events.SentenceEvent): the job's sentence at `index` (its
-    position among all the job's sentences, texts in order), its translation and, where known, its score."""
+    position among all the job's sentences, texts in order), its translation and, where known, its score and
+    its fidelity record."""
     data: dict[str, object] = {"index": index, "translation": translation}
     if score is not None:
         data["score"] = score
+    if fidelity is not None:
+        data["fidelity"] = fidelity
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 

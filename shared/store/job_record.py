@@ -73,6 +73,10 @@ class Job:
     glossary: dict[str, str] = stored(default_factory=dict, sparse=True)  # its glossary's terms (shared.text.glossary)
     want_scores: bool = False  # the request's `scores`: its result carries each sentence's confidence
     scores: list[list[float | None]] | None = None  # once done, with want_scores: per text, its sentences' scores
+    min_confidence: float | None = None  # the request's quality gate (None: TRANSQ_MIN_CONFIDENCE's)
+    withhold: bool = False  # the request's on_low_confidence "withhold": a sentence still low is returned untranslated
+    # once done: per text, each sentence's fidelity record (shared.text.fidelity)
+    fidelity: list[list[dict[str, Any]]] = stored(default_factory=list, sparse=True)
     document: DocumentRecord | None = None  # a document job's (None: a job of texts)
     # where each text's segments are (shared.text.splitter.spans_of): the one split, made by the API (or, for
     # a document, the document stage) and read by the worker; it goes with the texts when the job finishes

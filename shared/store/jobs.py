@@ -57,6 +57,7 @@ class Translation:
     warnings: list[dict[str, Any]] = field(default_factory=list)
     scores: list[list[float | None]] | None = None  # each text's sentences' confidences, when the job asked
     suggestions: list[dict[str, Any]] = field(default_factory=list)  # fuzzy memory matches: {sentence, matches}
+    fidelity: list[list[dict[str, Any]]] = field(default_factory=list)  # each sentence's record (shared.text.fidelity)
 
 
 class JobStore:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 import redis
 
 from shared.store.keys import Keys
+from shared.text.fidelity import check, untranslated_pattern
 from shared.text.splitter import Segment, join_translations
 
 if TYPE_CHECKING:
@@ -52,12 +53,15 @@ def sentence_digest(sentence: str) -> str:
 
 class Question(NamedTuple):
     """What a job asks the cache: its sentences (normalised) in `namespace`, its glossary's terms (their
-    sentences are cached under the glossary's own namespace), and whether it wants their scores."""
+    sentences are cached under the glossary's own namespace), whether it wants their scores, and its quality
+    gate's min_confidence: a cached translation whose score is unknown or under it is a miss, so the sentence
+    is translated and goes through the gate (docs/api.md, Quality gate)."""
 
     namespace: str
     sentences: Sequence[str]
     glossary: Glossary | None = None
     scores: bool = False
+    min_confidence: float | None = None
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,16 @@ class CacheAnswer:
         found = iter(self.scores or [None] * len(self.translations))
         return [[next(found) for s in segs if s.translate] for segs in segments]
 
+    def text_fidelity(
+        self, segments: list[list[Segment]], sentences: Sequence[str], pair: tuple[str, str], glossary: Glossary | None
+    ) -> list[list[dict[str, Any]]]:
+        """Each text's sentences' fidelity records (shared.text.fidelity.check: a cached translation is checked as
+        a new one is), in order; the answer must be complete."""
+        untranslated = untranslated_pattern(*pair)
+        allowed = [target for _, target in glossary.terms] if glossary else []
+        found = iter([check(s, str(t), untranslated, allowed) for s, t in zip(sentences, self.translations)])
+        return [[next(found) for s in segs if s.translate] for segs in segments]
+
 
 class SentenceCache:
     """Reads and writes cached translations; any Redis failure is a miss, never an error."""
@@ -104,11 +118,17 @@ class SentenceCache:
         return self._key(namespace, sentence) + ":s"
 
     def answer(
-        self, namespace: str, sentences: Sequence[str], glossary: Glossary | None = None, scores: bool = False
+        self,
+        namespace: str,
+        sentences: Sequence[str],
+        glossary: Glossary | None = None,
+        scores: bool = False,
+        min_confidence: float | None = None,
     ) -> CacheAnswer:
         """Each of `sentences` (normalised) looked up in `namespace`, or in its glossary's own where one of the
-        glossary's terms matches it (shared.text.glossary); the scores of those found too when `scores`."""
-        return self.answers([Question(namespace, sentences, glossary, scores)])[0]
+        glossary's terms matches it (shared.text.glossary); the scores of those found too when `scores`; with
+        `min_confidence`, only those whose kept score is not under it (Question)."""
+        return self.answers([Question(namespace, sentences, glossary, scores, min_confidence)])[0]
 
     def answers(self, questions: Sequence[Question]) -> list[CacheAnswer]:
         """The answers of several jobs' questions (a worker's round), each sentence looked up once however
@@ -120,18 +140,24 @@ class SentenceCache:
         keys = list(dict.fromkeys(key for q, s in zip(questions, spaces) for key in zip(s, q.sentences)))
         found = dict(zip(keys, self.get_each([k[0] for k in keys], [k[1] for k in keys]))) if keys else {}
         wanted = [
-            k for q, s in zip(questions, spaces) if q.scores for k in zip(s, q.sentences) if found.get(k) is not None
+            k
+            for q, s in zip(questions, spaces)
+            if q.scores or q.min_confidence is not None
+            for k in zip(s, q.sentences)
+            if found.get(k) is not None
         ]
         wanted = list(dict.fromkeys(wanted))
         scores = dict(zip(wanted, self.scores_each([k[0] for k in wanted], [k[1] for k in wanted]))) if wanted else {}
-        return [
-            CacheAnswer(
-                s,
-                [found.get(k) for k in zip(s, q.sentences)],
-                [scores.get(k) for k in zip(s, q.sentences)] if q.scores else None,
+        answers = []
+        for q, s in zip(questions, spaces):
+            keys = list(zip(s, q.sentences))
+            if q.min_confidence is not None:  # a translation not known to pass the gate is a miss
+                passed = [(score := scores.get(k)) is not None and score >= q.min_confidence for k in keys]
+                keys = [k if ok else ("", "") for k, ok in zip(keys, passed)]
+            answers.append(
+                CacheAnswer(s, [found.get(k) for k in keys], [scores.get(k) for k in keys] if q.scores else None)
             )
-            for q, s in zip(questions, spaces)
-        ]
+        return answers
 
     def get_many(self, namespace: str, sentences: Sequence[str]) -> list[str | None]:
         """Cached translations in order (None for a miss), with one MGET."""

@@ -40,7 +40,11 @@ def test_scores_are_the_decoders_own_per_sentence_and_text(stack, engine):
 
 def test_a_job_without_scores_has_the_view_it_always_had(stack):
     job = post(stack, {"texts": ["没有置信度的一句。"]})
-    assert set(job) == VIEW_KEYS | {"format", "result"} and set(job["result"]) == {"translations"}
+    # (every succeeded job has its sentences' fidelity records, issue 36; no scores unless asked for)
+    assert set(job) == VIEW_KEYS | {"format", "result", "fidelity"} and set(job["result"]) == {
+        "translations",
+        "fidelity",
+    }
     wrong = requests.post(stack.api.url + "/v1/jobs", json={"texts": ["好。"], "scores": "yes"}, timeout=10)
     assert wrong.status_code == 422 and "scores" in wrong.json()["error"]["message"]
 

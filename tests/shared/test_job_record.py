@@ -10,7 +10,7 @@ from shared.store.job_status import JobStatus
 STORED_NAMES = (
     "id status texts model created_at sentences_total sentences_done cached_sentences started_at finished_at "
     "result error attempts submitted owner route format warnings callback_url detected glossary want_scores scores "
-    "document filename spans memory from_memory suggestions callback_state callback_attempts callback_last_status callback_last_error"
+    "min_confidence withhold fidelity document filename spans memory from_memory suggestions callback_state callback_attempts callback_last_status callback_last_error"
 ).split()
 
 
@@ -39,6 +39,9 @@ def full_job() -> Job:
         glossary={"你好": "Hi"},
         want_scores=True,
         scores=[[-0.5, None]],
+        min_confidence=-1.5,
+        withhold=True,
+        fidelity=[[{"kept": 2, "repaired": 1}, {"flags": ["untranslated"], "withheld": True}]],
         document=DocumentRecord('{"format": "markdown"}', "a.md"),
         spans=[[0, 3, 1]],
         memory={"owner": "key:0123", "ids": ["b" * 32], "threshold": 75, "pair": "zh-en", "hits": {"0": "Hi."}},

@@ -135,7 +135,7 @@ class Deliverer:
             else:
                 self._retry(attempt, str(refused), None)
             return
-        view = callback_body(job, self.documents, self.settings.low_confidence)
+        view = callback_body(job, self.documents, self.settings.low_confidence, self.settings.min_confidence)
         body = json.dumps(view, ensure_ascii=False, separators=(",", ":")).encode()
         headers = signed_headers(self.settings.callback_secret, body, job.callback_url, job.owner)
         headers["X-Transq-Job"] = job.id

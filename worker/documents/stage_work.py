@@ -13,6 +13,7 @@ from typing import Any
 from shared.celery_factory import TRANSLATE_TASK
 from shared.errors import DocumentTooComplex, Expired, InvalidDocument, ValidationError
 from shared.routing.detected_route import choose_route
+from shared.routing.routes import pair_of
 from shared.store.backends import Services
 from shared.store.document_store import pack_documents, unpack_documents
 from shared.store.job_events import Sentences
@@ -72,7 +73,9 @@ def _parsed(services: Services, job: Job, prepared: list[Prepared], layout: dict
     keys = [normalise(s) for s in sentences]
     glossary = Glossary.of(job.glossary) if job.glossary else None
     known = namespace is not None or not keys  # (a document of no sentences is rendered at once)
-    cached = services.cache.answer(namespace or "", keys, glossary, job.want_scores) if known else None
+    gate = job.min_confidence if job.min_confidence is not None else settings.min_confidence
+    gate_or_off = None if gate == float("-inf") else gate
+    cached = services.cache.answer(namespace or "", keys, glossary, job.want_scores, gate_or_off) if known else None
     hits = cached.hits if cached else 0
     stage_quota.settle(services, job, layout, total, sentences, cached)  # or fails it `quota_exceeded`
     job.texts, job.spans = units, [spans_of(unit, segs) for unit, segs in zip(units, segments)]
@@ -81,6 +84,7 @@ def _parsed(services: Services, job: Job, prepared: list[Prepared], layout: dict
     if cached and cached.complete:
         if job.want_scores:
             job.scores = cached.text_scores(segments)
+        job.fidelity = cached.text_fidelity(segments, keys, pair_of(job.route), glossary)
         _render(services, job, prepared, cached.texts(segments), fence, Sentences.answered(cached, job.want_scores))
         return "rendered"
     if not services.documents.parsed(job, fence, Sentences.answered(cached, job.want_scores) if cached else None):
@@ -118,13 +122,15 @@ def _render(
         position += count
     if job.scores is not None:  # each unit's sentences' scores, as each document's (units in document order)
         job.scores = _per_document(job.scores, [len(p.units) for p in prepared])
+    if job.fidelity:  # each unit's sentences' fidelity records, as each document's
+        job.fidelity = _per_document(job.fidelity, [len(p.units) for p in prepared])
     if services.documents.rendered(job, pack_documents(documents), fence, cached):  # type: ignore[arg-type]
         services.stats.job_finished("succeeded", job.submitted)
         log.info("job %s rendered and succeeded", job.id, extra={"job_id": job.id})
 
 
-def _per_document(scores: list[list[float | None]], units: list[int]) -> list[list[float | None]]:
-    """Each unit's sentences' scores joined into each document's."""
+def _per_document(scores: list[list[Any]], units: list[int]) -> list[list[Any]]:
+    """Each unit's sentences' scores (or fidelity records) joined into each document's."""
     out, position = [], 0
     for count in units:
         out.append([score for unit in scores[position : position + count] for score in unit])

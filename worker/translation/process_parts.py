@@ -17,6 +17,7 @@ from shared.routing.routes import route_for
 from shared.settings import Settings
 from shared.store.backends import Backends
 from shared.store.sentence_cache import namespace_for
+from shared.text.protected_spans import VERSION as SPANS_VERSION
 from worker.translation.liveness.activity import Activity
 from worker.translation.liveness.broker_health import BrokerHealth, RetryingClaims, RetryingStore
 from worker.translation.liveness.consumer_watch import ConsumerWatch
@@ -80,7 +81,8 @@ class ProcessParts:
     @cached_property
     def namespace(self) -> str:
         """The sentence-cache namespace of this model's translations."""
-        return namespace_for(self.engine.identity)
+        spans = {"protected_spans": SPANS_VERSION} if self.settings.protect_spans else {}  # they translate apart
+        return namespace_for({**self.engine.identity, **spans})
 
     @cached_property
     def loader(self) -> WorkLoader:
@@ -91,6 +93,8 @@ class ProcessParts:
             self.namespace,
             self.backends.stats,
             self.settings.max_sentence_chars,
+            self.settings.min_confidence,
+            (self.route.source, self.route.target),
             memories=self.backends.memories,
             fuzzy_max_sentences=self.settings.memory_fuzzy_max_sentences,
         )

@@ -104,6 +104,7 @@ class RetryingClaims(_Retrying[JobClaims]):
 
     oldest_pending = _retried(JobClaims.oldest_pending)
     partial_progress = _retried(JobClaims.partial_progress)
+    partial_fidelity = _retried(JobClaims.partial_fidelity)
     claim = _retried(JobClaims.claim)
     woken = _retried(JobClaims.woken)
     mark_woken = _retried(JobClaims.mark_woken)

@@ -203,14 +203,17 @@ class TranslationEngine:
         max_new_tokens: int | None = None,
         interrupt: Callable[[], bool] | None = None,
         scores: list | None = None,
+        num_beams: int | None = None,
     ) -> list[str]:
         """Translate one batch of token-id sequences (each at most max_input_tokens long). `interrupt`
         is asked before each decoding step (by our decoding loop; generate() runs to the end); when it
         answers True, BatchInterrupted is raised and nothing of the batch is returned. A `scores` list
-        receives each sentence's confidence (worker.translation.model.confidence)."""
+        receives each sentence's confidence (worker.translation.model.confidence); `num_beams` other than the
+        engine's: the quality gate's retry with a wider beam (worker.translation.round.quality_gate)."""
         if not batch:
             return []
         input_ids, attention = self.batch_inputs(batch)
+        beams = num_beams or self.num_beams
         new_tokens = max_new_tokens or self.max_new_tokens
         min_new_tokens = self.min_new_tokens if not max_new_tokens else 0
         try:
@@ -219,7 +222,7 @@ class TranslationEngine:
                     self.model,
                     input_ids,
                     attention,
-                    self.num_beams,
+                    beams,
                     new_tokens,
                     min_new_tokens,
                     interrupt,
@@ -231,16 +234,14 @@ class TranslationEngine:
                 generated = self.model.generate(
                     input_ids=input_ids,
                     attention_mask=attention,
-                    num_beams=self.num_beams,
+                    num_beams=beams,
                     max_new_tokens=new_tokens,
                     min_new_tokens=min_new_tokens or None,
                     do_sample=False,
                     **confidence.generate_kwargs(scores is not None),
                 )
                 if scores is not None:
-                    scores[:] = confidence.from_generate(
-                        self.model, generated, self.num_beams, self.tokenizer.eos_token_id
-                    )
+                    scores[:] = confidence.from_generate(self.model, generated, beams, self.tokenizer.eos_token_id)
                 output = confidence.sequences(generated)
                 del generated
                 self.tokens_generated += int((output[:, 1:] != self.tokenizer.pad_token_id).sum())

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable
 
+from shared.text.protected_spans import ProtectedTerms
 from shared.text.term_protection import TermProtection
 from worker.translation.model.batching import plan_batches
 from worker.translation.round.job_work import JobWork
@@ -71,18 +72,24 @@ class BatchPlan:
     ready: dict[int, str] = field(default_factory=dict)  # entries translated without the model
 
     @classmethod
-    def make(cls, engine: TranslationEngine, active: dict[str, JobWork], first: frozenset[str]) -> BatchPlan:
+    def make(
+        cls, engine: TranslationEngine, active: dict[str, JobWork], first: frozenset[str], spans: bool = False
+    ) -> BatchPlan:
+        """With `spans`, every sentence's protected spans (shared.text.protected_spans) go through term protection
+        too, with its glossary's terms where one matches."""
         keyed: dict[tuple[str, str], Entry] = {}
         for work in active.values():
             glossary, digest = work.glossary, work.glossary.digest if work.glossary else ""
             for i, (sentence, translation) in enumerate(zip(work.sentences, work.translations)):
                 if translation is None:
-                    terms = glossary if glossary is not None and glossary.found_in(sentence) else None
-                    key = (digest if terms else "", sentence)
+                    matched = glossary if glossary is not None and glossary.found_in(sentence) else None
+                    key = (digest if matched else "", sentence)
                     if key not in keyed:
+                        terms = ProtectedTerms(matched) if spans else matched
+                        found = terms is not None and (matched is not None or terms.found_in(sentence))
                         keyed[key] = Entry(
-                            sentence, key[0], protection=TermProtection(terms, sentence) if terms else None
-                        )
+                            sentence, key[0], protection=TermProtection(terms, sentence) if found else None
+                        )  # type: ignore[arg-type]
                     keyed[key].places.append((work.job.id, i))
         plan = cls(engine, list(keyed.values()), [], [], engine.batch_budget()[0])
         for e, entry in enumerate(plan.entries):
@@ -176,8 +183,9 @@ class BatchPlan:
 
     def finish(self, batch: list[int]) -> tuple[dict[int, str], dict[int, float]]:
         """The batch's entries now translated (entry index -> translation), and the scores of those that have
-        one: a plain sentence's (a sentence of several pieces gets their mean), none through a glossary. Those
-        whose placeholders were lost get their pieces between the terms, as follow-up batches that run next."""
+        one (a sentence of several pieces, or one translated between its protected terms, gets their mean; one
+        of terms only, none). Those whose placeholders were lost get their pieces between the terms, as
+        follow-up batches that run next."""
         done: dict[int, str] = {}
         scores: dict[int, float] = {}
         again: list[int] = []
@@ -196,6 +204,8 @@ class BatchPlan:
                 again.append(e)
             else:
                 done[e] = entry.protection.translation
+                if entry.confidences and len(entry.confidences) == len(entry.outputs):
+                    scores[e] = sum(entry.confidences) / len(entry.confidences)
         follow_ups = self.plan(self.add_pieces(again))
         self.batches[:0] = follow_ups
         self.follow_ups += len(follow_ups)

@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING
 
 from shared.errors import ErrorCode
 from shared.memory import probe_memory
+from shared.routing.routes import language_pair
 from shared.settings import Settings
 from shared.store.sentence_cache import SentenceCache
+from shared.text.fidelity import untranslated_pattern
 from worker.translation.fault_hooks import run_fault_hooks
 from worker.translation.liveness.broker_health import RetryingStore
 from worker.translation.model.batching import BatchInterrupted, fit_to_memory
@@ -51,6 +53,8 @@ class PassRunner:
     ):
         self.settings, self.engine, self.cache, self.namespace = settings, engine, cache, namespace
         self.store, self.claims, self.outcomes = store, claims, outcomes
+        # the pair's source-script characters a translation must not keep (shared.text.fidelity)
+        self.untranslated = untranslated_pattern(*language_pair(settings))
 
     def run(
         self,
@@ -64,7 +68,7 @@ class PassRunner:
         protection, in the same batches: worker.translation.round.batch_plan), those holding sentences of the jobs
         in `first` first, then shortest job first; with `regroup`, a small last batch stops for arriving jobs.
         Finished jobs leave `active`."""
-        plan = BatchPlan.make(self.engine, active, first)
+        plan = BatchPlan.make(self.engine, active, first, spans=self.settings.protect_spans)
         self.record(plan, active, plan.ready, {})  # a glossary's sentences of terms only: no model needed
         run = 0
         while plan.batches:
@@ -81,7 +85,8 @@ class PassRunner:
             parts = self.fit_to_memory(plan, batch, active)
             last = not plan.batches and not follow_up  # (a follow-up is not stopped for arrivals either)
             watch_arrivals = regroup and last and len(parts) == 1 and is_small(len(parts[0]), plan.rows)
-            scores = any(work.job.want_scores for work in active.values())
+            # (the quality gate judges scores: a gated job needs them as much as one that asked for them)
+            scores = any(work.job.want_scores or work.min_confidence is not None for work in active.values())
             try:
                 for part in parts:
                     self.decode(plan, part, ArrivalWatch(self.claims, len(part)) if watch_arrivals else None, scores)
@@ -95,8 +100,10 @@ class PassRunner:
         self, plan: BatchPlan, active: dict[str, JobWork], finished: dict[int, str], scores: dict[int, float]
     ) -> None:
         """Store what the plan's entries `finished` (worker.translation.round.recording)."""
-        guard = self.settings.output_guard
-        record(self.engine, guard, self.cache, self.namespace, self.outcomes, plan, active, finished, scores)
+        guard, outcomes = self.settings.output_guard, self.outcomes
+        record(
+            self.engine, guard, self.cache, self.namespace, outcomes, plan, active, finished, scores, self.untranslated
+        )
 
     def fit_to_memory(self, plan: BatchPlan, batch: list[int], active: dict[str, JobWork]) -> list[list[int]]:
         """The batch in parts that fit in free memory; the jobs of a piece too big for any leave `active`,

@@ -36,7 +36,7 @@ class Outcomes:
 def save_progress(out: Outcomes, work: JobWork) -> bool:
     """Record the job's progress; False when it was refused (the job was taken over: drop it)."""
     new, warnings = work.unsaved(), work.unsaved_warnings()
-    progress = Progress(work.done, work.cached, new, work.unsaved_scores(new), warnings)
+    progress = Progress(work.done, work.cached, new, work.unsaved_scores(new), warnings, work.unsaved_fidelity(new))
     outcome = out.claims.store.set_progress(work.job.id, work.fence, progress)
     return _not_taken_over(out, work.job.id, outcome, "progress")
 
@@ -46,7 +46,13 @@ def finish(out: Outcomes, work: JobWork) -> None:
     not yet recorded with its progress get their events in the same call."""
     job_id = work.job.id
     translation = Translation(
-        work.assemble(), work.done, work.cached, work.warnings, work.assemble_scores(), work.suggestions
+        work.assemble(),
+        work.done,
+        work.cached,
+        work.warnings,
+        work.assemble_scores(),
+        work.suggestions,
+        work.assemble_fidelity(),
     )
     new = work.unsaved()
     outcome = out.store.translated(work.job, work.fence, translation, Sentences(new, work.unsaved_scores(new)))

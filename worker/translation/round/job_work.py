@@ -14,6 +14,7 @@ from shared.store.job_record import Job
 from shared.store.memory_store import MemoryStore
 from shared.store.sentence_cache import Question, SentenceCache, normalise
 from shared.store.stats import Stats
+from shared.text.fidelity import check, untranslated_pattern
 from shared.text.glossary import Glossary
 from shared.text.splitter import Segment, join_translations, segments_at, sentences, split_text
 from worker.translation.liveness.broker_health import RetryingStore
@@ -40,6 +41,11 @@ class JobWork:
     warnings_saved: bool = True
     glossary: Glossary | None = None  # its terms (shared.text.glossary): matched sentences go through term protection
     suggestions: list[dict[str, Any]] = field(default_factory=list)  # its memories' fuzzy matches, per sentence
+    fidelity: list[dict[str, Any] | None] = field(default_factory=list)  # each translated sentence's record
+    min_confidence: float | None = None  # its quality gate's (its own, or TRANSQ_MIN_CONFIDENCE's; None: off)
+
+    def __post_init__(self) -> None:
+        self.fidelity = self.fidelity or [None] * len(self.sentences)
 
     @property
     def done(self) -> int:
@@ -65,6 +71,10 @@ class JobWork:
             return None
         return {i: score for i in new if (score := self.scores[i]) is not None}
 
+    def unsaved_fidelity(self, new: dict[int, str]) -> dict[int, dict[str, Any]]:
+        """The fidelity records of these new translations."""
+        return {i: record for i in new if (record := self.fidelity[i]) is not None}
+
     def warn(self, index: int, warning: dict[str, Any]) -> None:
         self.warnings.append({**warning, "sentence": index})
         self.warnings_saved = False
@@ -82,6 +92,10 @@ class JobWork:
     def assemble_scores(self) -> list[list[float | None]] | None:
         """Each text's sentences' scores, in order, when the job asked for them (else None)."""
         return self._per_text(self.scores) if self.job.want_scores else None
+
+    def assemble_fidelity(self) -> list[list[dict[str, Any]]]:
+        """Each text's sentences' fidelity records, in order ({} for one without)."""
+        return self._per_text([record or {} for record in self.fidelity])
 
     def _per_text(self, values: list[Any]) -> list[list[Any]]:
         out, position = [], 0
@@ -104,11 +118,14 @@ class WorkLoader:
         namespace: str,
         stats: Stats,
         max_sentence_chars: int,
+        min_confidence: float = float("-inf"),
+        pair: tuple[str, str] = ("", ""),
         memories: MemoryStore | None = None,
         fuzzy_max_sentences: int = 0,
     ):
         self.store, self.claims, self.cache, self.namespace, self.stats = store, claims, cache, namespace, stats
-        self.max_sentence_chars = max_sentence_chars
+        self.max_sentence_chars, self.min_confidence = max_sentence_chars, min_confidence
+        self.untranslated = untranslated_pattern(*pair)  # for the fidelity check of cached translations
         self.memories, self.fuzzy_max_sentences = memories, fuzzy_max_sentences
 
     def segments(self, job: Job) -> list[list[Segment]]:
@@ -123,8 +140,9 @@ class WorkLoader:
         partial results first, then the sentence cache)."""
         jobs = self.store.get_many(job_ids)
         partials = self.claims.store.partial_progress(job_ids)
+        records = self.claims.store.partial_fidelity(job_ids)
         works = []
-        for job, (partial, partial_scores) in zip(jobs, partials):
+        for job, (partial, partial_scores), checked in zip(jobs, partials, records):
             if job is None:
                 continue
             # (its partial hash may hold the sentences the cache answered at submission, as it does then)
@@ -148,6 +166,8 @@ class WorkLoader:
                     saved=set(partial),
                     warnings=list(job.warnings),
                     glossary=Glossary.of(job.glossary) if job.glossary else None,
+                    fidelity=[checked.get(i) for i in range(len(flat))],
+                    min_confidence=self.gate(job),
                 )
             )
         self._fill_from_cache(works)
@@ -155,6 +175,11 @@ class WorkLoader:
             if work.job.memory and work.job.memory["threshold"] < 100:
                 work.suggestions = self._suggestions(work)
         return works
+
+    def gate(self, job: Job) -> float | None:
+        """The job's quality gate: its own min_confidence, else TRANSQ_MIN_CONFIDENCE's (None: off)."""
+        threshold = job.min_confidence if job.min_confidence is not None else self.min_confidence
+        return None if threshold == float("-inf") else threshold
 
     def _suggestions(self, work: JobWork) -> list[dict[str, Any]]:
         """The fuzzy matches of the job's sentences its memories hold no exact match of (the first
@@ -181,7 +206,7 @@ class WorkLoader:
         missing = [w for w in works if not w.complete]
         todo = [[i for i, t in enumerate(w.translations) if t is None] for w in missing]
         questions = [
-            Question(self.namespace, [w.sentences[i] for i in idx], w.glossary, w.job.want_scores)
+            Question(self.namespace, [w.sentences[i] for i in idx], w.glossary, w.job.want_scores, w.min_confidence)
             for w, idx in zip(missing, todo)
         ]
         hits = 0
@@ -190,6 +215,8 @@ class WorkLoader:
                 if answer.translations[n] is not None:
                     work.translations[i] = answer.translations[n]
                     work.scores[i] = answer.scores[n] if answer.scores else None
+                    allowed = [target for _, target in work.glossary.terms] if work.glossary else []
+                    work.fidelity[i] = check(work.sentences[i], str(work.translations[i]), self.untranslated, allowed)
                     work.cached += 1
                     hits += 1
         self.stats.incr("cache_hits", hits)
