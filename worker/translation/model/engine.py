@@ -19,6 +19,7 @@ from shared.memory import allowed_cpus, process_rss_bytes
 from shared.settings import Settings
 from worker.translation.model import confidence, marian_positions
 from worker.translation.model.batching import batch_budget
+from worker.translation.model.cpu_threads import thread_governor
 from worker.translation.model.decoding import Decoder
 from worker.translation.model.generation_config import unsupported
 from worker.translation.model.heap import release_freed_memory, trim_heap
@@ -62,7 +63,7 @@ class TranslationEngine:
         prepare_transformers()
         self.device = _choose_device(settings.device)
         threads = settings.torch_threads or allowed_cpus()
-        torch.set_num_threads(threads)
+        self.governor = thread_governor(settings.torch_threads, threads, torch.set_num_threads)
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(settings.model)
             dtype = _cuda_dtype() if self.device.type == "cuda" else torch.float32
@@ -213,6 +214,9 @@ class TranslationEngine:
         input_ids, attention = self.batch_inputs(batch)
         new_tokens = max_new_tokens or self.max_new_tokens
         min_new_tokens = self.min_new_tokens if not max_new_tokens else 0
+        if self.governor is not None:
+            self.governor.tick()  # generate() has no steps of ours: at least once per batch
+            interrupt = self.governor.watching(interrupt)
         try:
             if self.decoder is not None:
                 output: Any = self.decoder.generate(
