@@ -132,3 +132,14 @@ def _cpu_quota(folder: Path) -> float | None:
 
 def process_rss_bytes() -> int:
     return psutil.Process().memory_info().rss
+
+
+def peak_rss_bytes() -> int:
+    """This process's peak resident set (VmHWM) since it started; 0 if unknown."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0

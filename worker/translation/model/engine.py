@@ -15,14 +15,14 @@ import torch
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 from transformers.utils import logging as transformers_logging
 
-from shared.memory import allowed_cpus, process_rss_bytes
+from shared.memory import allowed_cpus
 from shared.settings import Settings
 from worker.translation.model import confidence, marian_positions
 from worker.translation.model.batching import batch_budget
 from worker.translation.model.cpu_threads import thread_governor
 from worker.translation.model.decoding import Decoder
 from worker.translation.model.generation_config import unsupported
-from worker.translation.model.heap import release_freed_memory, trim_heap
+from worker.translation.model.heap import MemoryTrail, release_freed_memory
 from worker.translation.model.output_projection import OutputProjection, target_token_ids
 from worker.translation.model.quantization import quantize_int8
 from worker.translation.model.revision import model_revision
@@ -60,6 +60,7 @@ class TranslationEngine:
     def __init__(self, settings: Settings):
         self.settings = settings
         started = time.perf_counter()
+        self.memory = MemoryTrail()
         prepare_transformers()
         self.device = _choose_device(settings.device)
         threads = settings.torch_threads or allowed_cpus()
@@ -120,7 +121,7 @@ class TranslationEngine:
             **({"output_vocabulary": "target"} if self.projection.columns is not None else {}),
         }
         self.load_seconds = time.perf_counter() - started
-        self.resident_bytes = process_rss_bytes()
+        self.resident_bytes = self.memory.loaded()
         log.info(
             "model %s loaded in %.1fs on %s (threads=%d, quantization=%s, beams=%d, decoding=%s, rss=%.0f MiB)",
             settings.model,
@@ -254,7 +255,7 @@ class TranslationEngine:
             # A batch's vocabulary-sized temporaries leave the heap fragmented; hand the free pages back
             # now (finished or stopped), so the next batch starts from the idle footprint and the memory
             # guard sees real use.
-            trim_heap()
+            self.memory.after_batch(len(batch))
         return [" ".join(text.split()) for text in texts]
 
 
