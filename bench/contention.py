@@ -2,7 +2,7 @@
 
     python -m bench.contention [--quick] [--beams 1] [--quota 1.0] [--rounds 2]
 
-The realistic workload (bench.engines), each engine alone in a child process as bench.engines runs it, in
+The realistic workload (bench.engines; `--workload forced-32` for the other one), each engine alone in a child process as bench.engines runs it, in
 four conditions: quiet; beside one and two `python3 -c "while True: pass"` burners (started before the
 engine, ended after it); and in a child cgroup whose CPU quota is `--quota` CPUs (cgroup v2 cpu.max or v1
 cfs, we are root). The table gives sentences/s and each engine's ratio to its own quiet speed; the last line,
@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from bench.common import load_workload, machine, table
+from bench.common import load_workload, machine, opus_shaped_model, table
 from bench.engines import BATCH, DEFAULT_WORKLOAD, cpu_flags, ctranslate2_model, source_pieces
 from bench.realistic_model import MAX_NEW_TOKENS, realistic_model
 
@@ -100,10 +100,13 @@ def main() -> None:
     parser.add_argument("--quota", type=float, default=1.0, help="CPUs of the quota condition")
     parser.add_argument("--rounds", type=int, default=1, help="every condition this many times; best kept")
     parser.add_argument("--engines", default="transq,transq-spin,ctranslate2")
+    parser.add_argument("--workload", default="realistic", choices=("realistic", "forced-32"))
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     sentences = load_workload(str(DEFAULT_WORKLOAD), 64)[: 16 if args.quick else 64]
-    folder = realistic_model(load_workload(str(DEFAULT_WORKLOAD), 64))
+    build = realistic_model if args.workload == "realistic" else opus_shaped_model
+    folder = build(load_workload(str(DEFAULT_WORKLOAD), 64))
+    min_new, max_new = (0, MAX_NEW_TOKENS) if args.workload == "realistic" else (32, 32)
     engines = args.engines.split(",")
     allowed = len(os.sched_getaffinity(0))
     conditions = ["quiet", "1 burner", "2 burners", f"quota {args.quota:g} CPU"]
@@ -117,8 +120,8 @@ def main() -> None:
                         "sentences": sentences,
                         "pieces": pieces if engine == "ctranslate2" else [],
                         "beams": args.beams,
-                        "min_new": 0,
-                        "max_new": MAX_NEW_TOKENS,
+                        "min_new": min_new,
+                        "max_new": max_new,
                         "batch": BATCH[args.beams],
                         "passes": 1,
                         # transq's default follows the CPU it gets; the others keep a team of the allowed CPUs
@@ -138,7 +141,7 @@ def main() -> None:
             rate = rates[condition, engine]
             rows.append([engine, condition, rate, rate / quiet])
     print(
-        f"\n{len(sentences)} sentences, realistic workload, beam {args.beams}, best of {args.rounds} round(s);"
+        f"\n{len(sentences)} sentences, {args.workload} workload, beam {args.beams}, best of {args.rounds} round(s);"
         f" {machine()}; {allowed} CPU(s) allowed; CPU flags: {cpu_flags()}\n"
     )
     print(table(["engine", "condition", "sentences/s", "÷ own quiet"], rows))

@@ -129,12 +129,12 @@ class ThreadGovernor:
         return ask
 
 
-def thread_governor(configured: int, allowed: int, set_threads: Callable[[int], None]) -> ThreadGovernor | None:
-    """The default (`configured` 0) follows the CPU this process gets, from `allowed` threads down; a
-    configured count is set and kept (None)."""
+def thread_governor(governed: bool, threads: int, set_threads: Callable[[int], None]) -> ThreadGovernor | None:
+    """A governor following the CPU this process gets, from `threads` down; not `governed`: `threads` set
+    and kept (None)."""
     if "GOMP_SPINCOUNT" not in os.environ and "OMP_WAIT_POLICY" not in os.environ:
         log.warning("OpenMP threads spin unbounded: prepare_openmp() was not called before torch was imported")
-    if configured:
-        set_threads(configured)
+    if not governed:
+        set_threads(threads)
         return None
-    return ThreadGovernor(allowed, set_threads)
+    return ThreadGovernor(threads, set_threads)

@@ -63,8 +63,9 @@ class TranslationEngine:
         self.memory = MemoryTrail()
         prepare_transformers()
         self.device = _choose_device(settings.device)
-        threads = settings.torch_threads or allowed_cpus()
-        self.governor = thread_governor(settings.torch_threads, threads, torch.set_num_threads)
+        # int8 on CPU: a team sized by the CPU it gets; a float model's sums keep one team size (bit for bit)
+        governed = not settings.torch_threads and self.device.type == "cpu" and settings.quantize == "int8"
+        self.governor = thread_governor(governed, settings.torch_threads or allowed_cpus(), torch.set_num_threads)
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(settings.model)
             dtype = _cuda_dtype() if self.device.type == "cuda" else torch.float32
@@ -127,7 +128,7 @@ class TranslationEngine:
             settings.model,
             self.load_seconds,
             self.device,
-            threads,
+            torch.get_num_threads(),
             self.quantization,
             self.num_beams,
             self.decoding,

@@ -100,6 +100,6 @@ def test_spin_bounded_unless_the_operator_chose():
 
 def test_a_configured_thread_count_is_kept():
     chosen: list[int] = []
-    assert cpu_threads.thread_governor(3, 2, chosen.append) is None and chosen == [3]
-    team = cpu_threads.thread_governor(0, 2, chosen.append)
+    assert cpu_threads.thread_governor(False, 3, chosen.append) is None and chosen == [3]
+    team = cpu_threads.thread_governor(True, 2, chosen.append)
     assert team is not None and team.most == 2 and chosen == [3, 2]
