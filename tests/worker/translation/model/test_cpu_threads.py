@@ -103,3 +103,21 @@ def test_a_configured_thread_count_is_kept():
     assert cpu_threads.thread_governor(False, 3, chosen.append) is None and chosen == [3]
     team = cpu_threads.thread_governor(True, 2, chosen.append)
     assert team is not None and team.most == 2 and chosen == [3, 2]
+
+
+def test_an_int8_engine_governs_its_team_and_a_float_or_configured_one_keeps_it():
+    """The real engine on the shipped copy model: int8 by default is governed; a float model, or a set
+    TRANSQ_TORCH_THREADS, keeps one team size (float tokens stay generate()'s bit for bit)."""
+    import torch
+
+    from shared.settings import Settings
+    from worker.translation.model.engine import TranslationEngine
+    from worker.translation.model.offline_model import COPY_MODEL
+
+    governed = TranslationEngine(Settings(model=str(COPY_MODEL), max_new_tokens=8))
+    assert governed.governor is not None and governed.governor.most >= 1
+    assert governed.translate(["你好。"])  # decoding steps tick the governor
+    assert 1 <= torch.get_num_threads() <= governed.governor.most
+    assert TranslationEngine(Settings(model=str(COPY_MODEL), quantize="none")).governor is None
+    assert TranslationEngine(Settings(model=str(COPY_MODEL), torch_threads=1)).governor is None
+    assert torch.get_num_threads() == 1
