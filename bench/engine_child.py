@@ -19,6 +19,9 @@ from bench.common import peak_rss_mb
 
 
 def run_transq(model: str, job: dict, use_generate: bool) -> tuple[float, list[int], dict]:
+    from worker.translation.model.cpu_threads import prepare_openmp
+
+    prepare_openmp()  # as the worker does, before torch loads (an OpenMP variable in `env` is kept)
     from shared.settings import Settings
     from worker.translation.model.batching import plan_batches
     from worker.translation.model.engine import TranslationEngine

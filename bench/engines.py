@@ -64,6 +64,19 @@ def ctranslate2_model(folder: Path) -> Path:
     return out
 
 
+def early_stopping_copy(folder: Path) -> Path:
+    """The model with `early_stopping: true` in its generation config (transformers' rule: a sentence is done
+    once `num_beams` hypotheses finished), its other files linked (made once, cached next to it)."""
+    out = folder.with_name(folder.name + "-early-stopping")
+    out.mkdir(exist_ok=True)
+    for file in folder.iterdir():
+        if file.is_file() and file.name != "generation_config.json" and not (out / file.name).exists():
+            (out / file.name).symlink_to(file.resolve())
+    config = json.loads((folder / "generation_config.json").read_text(encoding="utf-8"))
+    (out / "generation_config.json").write_text(json.dumps({**config, "early_stopping": True}), encoding="utf-8")
+    return out
+
+
 def source_pieces(folder: Path, sentences: list[str]) -> list[list[str]]:
     """What CTranslate2 takes: each sentence's source pieces, ended by </s> (as the engine ends them)."""
     from transformers import AutoTokenizer
@@ -117,6 +130,11 @@ def main() -> None:
         action="store_true",
         help="also run transq's engine with TRANSQ_TARGET_VOCABULARY=0 (the whole output layer)",
     )
+    parser.add_argument(
+        "--early-stopping",
+        action="store_true",
+        help="also run transq's engine on the model with early_stopping=true in its generation config",
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
 
@@ -132,6 +150,8 @@ def main() -> None:
     threads = args.threads or len(os.sched_getaffinity(0))
     if args.full_vocabulary:
         engines.insert(engines.index("transq") + 1, "transq-full")
+    if args.early_stopping:
+        engines.insert(engines.index("transq") + 1, "transq-early")
     if args.compare_tree:
         engines.insert(0, "transq@tree")
     best: dict[tuple, list] = {}
@@ -165,7 +185,9 @@ def main() -> None:
                         log.info("%s, beam %d: %s", workload, beams, engine)
                         tree = args.compare_tree if engine == "transq@tree" else None
                         kind = "transq" if engine.startswith("transq") else engine
-                        result = run_child(kind, ct2 if engine == "ctranslate2" else folder, job, Path(tmp), tree)
+                        model = folder if engine != "transq-early" else early_stopping_copy(folder)
+                        model = ct2 if engine == "ctranslate2" else model
+                        result = run_child(kind, model, job, Path(tmp), tree)
                         rate = len(sentences) / result["seconds"]
                         key = (workload, beams, engine)
                         name = engine if engine != "transq" else f"transq ({result['decoding']})"

@@ -79,27 +79,51 @@ def probe_memory(cgroup_root: str | os.PathLike[str] = "/sys/fs/cgroup") -> Memo
     return MemoryStatus(limit, used, source)
 
 
-def allowed_cpus() -> int:
-    """CPUs this process may use: affinity and the cgroup CPU quota (v2 cpu.max, v1 cfs)."""
+def allowed_cpus(cgroup_root: Path = Path("/sys/fs/cgroup"), own: Path = Path("/proc/self/cgroup")) -> int:
+    """CPUs this process may use: affinity and the CPU quota (v2 cpu.max, v1 cfs) of its cgroup and the
+    cgroups above it (a container sees its own at the root; a process in a child cgroup finds it by
+    /proc/self/cgroup)."""
     try:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:
         cpus = os.cpu_count() or 1
-    quota = _cpu_quota(Path("/sys/fs/cgroup"))
-    if quota:
-        cpus = min(cpus, max(1, int(quota + 0.5)))
+    quotas = [q for q in (_cpu_quota(folder) for folder in _cpu_cgroups(cgroup_root, own)) if q]
+    if quotas:
+        cpus = min(cpus, max(1, int(min(quotas) + 0.5)))
     return max(1, cpus)
 
 
-def _cpu_quota(root: Path) -> float | None:
+def _cpu_cgroups(root: Path, own: Path) -> list[Path]:
+    """The folders that may hold this process's CPU quota: its cgroup's (v2, and v1's cpu controller) and
+    their parents, and the root's."""
+    folders = [root, root / "cpu", root / "cpu,cpuacct"]
     try:
-        if (root / "cpu.max").exists():
-            quota, period = (root / "cpu.max").read_text().split()
+        lines = own.read_text().splitlines()
+    except OSError:
+        return folders
+    for line in lines:
+        fields = line.split(":", 2)
+        if len(fields) != 3:
+            continue
+        _, controllers, path = fields
+        if controllers and "cpu" not in controllers.split(","):
+            continue
+        bases = [root, root / "unified"] if not controllers else [root / "cpu", root / "cpu,cpuacct"]
+        parts = Path(path).relative_to("/").parts if path.startswith("/") else ()
+        for depth in range(1, len(parts) + 1):
+            folders += [base.joinpath(*parts[:depth]) for base in bases]
+    return folders
+
+
+def _cpu_quota(folder: Path) -> float | None:
+    try:
+        if (folder / "cpu.max").exists():
+            quota, period = (folder / "cpu.max").read_text().split()
             return None if quota == "max" else int(quota) / int(period)
-        quota_path = root / "cpu" / "cpu.cfs_quota_us"
+        quota_path = folder / "cpu.cfs_quota_us"
         if quota_path.exists():
             quota = int(quota_path.read_text())
-            period = int((root / "cpu" / "cpu.cfs_period_us").read_text())
+            period = int((folder / "cpu.cfs_period_us").read_text())
             return None if quota <= 0 else quota / period
     except (OSError, ValueError):
         return None
@@ -108,3 +132,14 @@ def _cpu_quota(root: Path) -> float | None:
 
 def process_rss_bytes() -> int:
     return psutil.Process().memory_info().rss
+
+
+def peak_rss_bytes() -> int:
+    """This process's peak resident set (VmHWM) since it started; 0 if unknown."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0

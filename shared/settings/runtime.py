@@ -72,7 +72,10 @@ class RuntimeSettings:
     )
     device: str = setting("auto", "`auto` (CUDA when available), `cpu` or `cuda`.")
     torch_threads: int = setting(
-        0, "Intra-op threads for torch; 0 means the CPUs this process may use (cgroup quota aware)."
+        0,
+        "Intra-op threads for torch; 0 means the CPUs this process may use (affinity and its cgroup's CPU "
+        "quota), one fewer while its threads wait for a CPU that other processes hold, back up while CPUs "
+        "idle. A number is kept as it is.",
     )
     num_beams: int = setting(0, "Beam size; 0 means the model's generation config.")
     target_vocabulary: bool = setting(

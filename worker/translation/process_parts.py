@@ -66,7 +66,11 @@ class ProcessParts:
 
     @cached_property
     def engine(self) -> TranslationEngine:
-        # torch is imported here, in a pool process only: the main process never pays for it (celery_app)
+        # torch is imported here, in a pool process only: the main process never pays for it (celery_app);
+        # OpenMP's spin-wait is bounded first (libgomp reads its environment once, as torch loads it)
+        from worker.translation.model.cpu_threads import prepare_openmp
+
+        prepare_openmp()
         from worker.translation.model.engine import TranslationEngine
 
         memory = probe_memory(self.settings.cgroup_root)

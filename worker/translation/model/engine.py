@@ -15,13 +15,14 @@ import torch
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 from transformers.utils import logging as transformers_logging
 
-from shared.memory import allowed_cpus, process_rss_bytes
+from shared.memory import allowed_cpus
 from shared.settings import Settings
 from worker.translation.model import confidence, marian_positions
 from worker.translation.model.batching import batch_budget
+from worker.translation.model.cpu_threads import thread_governor
 from worker.translation.model.decoding import Decoder
 from worker.translation.model.generation_config import unsupported
-from worker.translation.model.heap import release_freed_memory, trim_heap
+from worker.translation.model.heap import MemoryTrail, release_freed_memory
 from worker.translation.model.output_projection import OutputProjection, target_token_ids
 from worker.translation.model.quantization import quantize_int8
 from worker.translation.model.revision import model_revision
@@ -59,10 +60,12 @@ class TranslationEngine:
     def __init__(self, settings: Settings):
         self.settings = settings
         started = time.perf_counter()
+        self.memory = MemoryTrail()
         prepare_transformers()
         self.device = _choose_device(settings.device)
-        threads = settings.torch_threads or allowed_cpus()
-        torch.set_num_threads(threads)
+        # int8 on CPU: a team sized by the CPU it gets; a float model's sums keep one team size (bit for bit)
+        governed = not settings.torch_threads and self.device.type == "cpu" and settings.quantize == "int8"
+        self.governor = thread_governor(governed, settings.torch_threads or allowed_cpus(), torch.set_num_threads)
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(settings.model)
             dtype = _cuda_dtype() if self.device.type == "cuda" else torch.float32
@@ -119,13 +122,13 @@ class TranslationEngine:
             **({"output_vocabulary": "target"} if self.projection.columns is not None else {}),
         }
         self.load_seconds = time.perf_counter() - started
-        self.resident_bytes = process_rss_bytes()
+        self.resident_bytes = self.memory.loaded()
         log.info(
             "model %s loaded in %.1fs on %s (threads=%d, quantization=%s, beams=%d, decoding=%s, rss=%.0f MiB)",
             settings.model,
             self.load_seconds,
             self.device,
-            threads,
+            torch.get_num_threads(),
             self.quantization,
             self.num_beams,
             self.decoding,
@@ -216,6 +219,9 @@ class TranslationEngine:
         beams = num_beams or self.num_beams
         new_tokens = max_new_tokens or self.max_new_tokens
         min_new_tokens = self.min_new_tokens if not max_new_tokens else 0
+        if self.governor is not None:
+            self.governor.tick()  # generate() has no steps of ours: at least once per batch
+            interrupt = self.governor.watching(interrupt)
         try:
             if self.decoder is not None:
                 output: Any = self.decoder.generate(
@@ -251,7 +257,7 @@ class TranslationEngine:
             # A batch's vocabulary-sized temporaries leave the heap fragmented; hand the free pages back
             # now (finished or stopped), so the next batch starts from the idle footprint and the memory
             # guard sees real use.
-            trim_heap()
+            self.memory.after_batch(len(batch))
         return [" ".join(text.split()) for text in texts]
 
 
