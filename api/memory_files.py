@@ -73,7 +73,7 @@ def read_memory_file(data: bytes, fmt: str, source: str, target: str, max_entrie
         if not src or not tgt:
             skipped += 1
             continue
-        if _NOT_XML.search(src) or _NOT_XML.search(tgt):  # (its export, TMX, could not hold them)
+        if not xml_safe(src) or not xml_safe(tgt):  # (its export, TMX, could not hold them)
             raise ValidationError(f"entry {number} holds a control character, which a memory cannot keep")
         if len(src) > max_chars or len(tgt) > max_chars:
             raise ValidationError(
@@ -86,6 +86,11 @@ def read_memory_file(data: bytes, fmt: str, source: str, target: str, max_entrie
             f"the file holds no entry of the pair {source}-{target} ({skipped} units of other pairs or empty)"
         )
     return MemoryFile(entries, skipped)
+
+
+def xml_safe(text: str) -> bool:
+    """Whether XML 1.0 text (the export, TMX) can hold `text`: no control character but tab and line breaks."""
+    return not _NOT_XML.search(text)
 
 
 def _language(tag: str | None) -> str:
@@ -125,13 +130,21 @@ def _pair(tu: ET.Element, source: str, target: str) -> tuple[str, str] | None:
     return (sides[source], sides[target]) if source in sides and target in sides else None
 
 
-def _seg_text(element: ET.Element) -> str:
-    """A <seg>'s text: its own and <hi>/<sub> text, without the native codes of <bpt>, <ept>, <ph>, <it>, <ut>."""
-    parts = [element.text or ""]
-    for child in element:
-        if child.tag not in _CODES:
-            parts.append(_seg_text(child))
-        parts.append(child.tail or "")
+def _seg_text(seg: ET.Element) -> str:
+    """A <seg>'s text: its own and <hi>/<sub> text, without the native codes of <bpt>, <ept>, <ph>, <it>, <ut>.
+    Walked with a stack, not recursion: a client's file may nest <hi> thousands deep (Python's recursion limit)."""
+    parts: list[str] = []
+    stack: list[ET.Element | str] = [seg]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            parts.append(item)
+            continue
+        if item is not seg and item.tag in _CODES:
+            continue
+        parts.append(item.text or "")
+        for child in reversed(item):
+            stack += [child.tail or "", child]
     return "".join(parts)
 
 
