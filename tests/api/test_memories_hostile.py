@@ -13,7 +13,9 @@ ALICE = {"X-API-Key": GOOD}
 
 @pytest.fixture
 def client(make_app):
-    return make_app(api_keys=f"{GOOD},{OTHER}", key_id_secret="s", auth_failure_limit="", languages="zh-en").test_client()
+    return make_app(
+        api_keys=f"{GOOD},{OTHER}", key_id_secret="s", auth_failure_limit="", languages="zh-en"
+    ).test_client()
 
 
 def upload(client, data, filename="m.tsv", fields=None):
