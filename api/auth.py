@@ -36,15 +36,16 @@ def _is_open(path: str) -> bool:
 
 def presented_key() -> str:
     """The key a request presents: `Authorization: Bearer`, `X-API-Key`, or where another API it speaks puts
-    it (api.compat registers those readers in app.extensions["transq_key_readers"])."""
-    header = request.headers.get("Authorization", "")
-    if header.lower().startswith("bearer "):
-        return header[7:].strip()
+    it (api.compat registers those readers in app.extensions["transq_key_readers"]). Two different keys (say
+    a Bearer one and a body's api_key, or two Authorization headers) present none: which client the request
+    counts as, and whose data it may see, is not left to the order they are read in."""
+    authorization = request.headers.getlist("Authorization")
+    found = {value[7:].strip() for value in authorization if value.lower().startswith("bearer ")}
     for reader in current_app.extensions.get("transq_key_readers", ()):
-        found = reader(request)
-        if found:
-            return found.strip()
-    return request.headers.get("X-API-Key", "").strip()
+        found.update(key.strip() for key in reader(request))
+    found.add(request.headers.get("X-API-Key", "").strip())
+    found.discard("")
+    return found.pop() if len(found) == 1 else ""
 
 
 def client_address() -> str:
