@@ -12,7 +12,7 @@ import re
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterable, Iterator
 from xml.sax.saxutils import escape, quoteattr
 
 from defusedxml import DefusedXmlException
@@ -170,22 +170,23 @@ def _table_pairs(data: bytes, fmt: str, source: str, target: str) -> Iterator[tu
         raise ValidationError(f"the {fmt.upper()} file cannot be read: {exc}") from None
 
 
-def write_tmx(entries: list[tuple[str, str]], source: str, target: str, name: str) -> str:
-    """A memory as TMX 1.4 (one <tu> per entry, the languages as xml:lang), as OmegaT and Okapi read it."""
-    lines = [
-        '<?xml version="1.0" encoding="UTF-8"?>',
-        '<tmx version="1.4">',
-        f'  <header creationtool="transq" creationtoolversion="1" segtype="sentence" o-tmf="transq" '
-        f'adminlang="en" srclang={quoteattr(source)} datatype="plaintext">',
-        f'    <prop type="name">{escape(name)}</prop>',
-        "  </header>",
-        "  <body>",
-    ]
-    for src, tgt in entries:
-        lines += [
-            "    <tu>",
-            f"      <tuv xml:lang={quoteattr(source)}><seg>{escape(src)}</seg></tuv>",
-            f"      <tuv xml:lang={quoteattr(target)}><seg>{escape(tgt)}</seg></tuv>",
-            "    </tu>",
+def write_tmx(entries: Iterable[tuple[str, str]], source: str, target: str, name: str) -> Iterator[str]:
+    """A memory as TMX 1.4 (one <tu> per entry, the languages as xml:lang), as OmegaT and Okapi read it: in
+    pieces, as `entries` come (a response streams them)."""
+    yield "\n".join(
+        [
+            '<?xml version="1.0" encoding="UTF-8"?>',
+            '<tmx version="1.4">',
+            f'  <header creationtool="transq" creationtoolversion="1" segtype="sentence" o-tmf="transq" '
+            f'adminlang="en" srclang={quoteattr(source)} datatype="plaintext">',
+            f'    <prop type="name">{escape(name)}</prop>',
+            "  </header>",
+            "  <body>\n",
         ]
-    return "\n".join(lines + ["  </body>", "</tmx>", ""])
+    )
+    for src, tgt in entries:
+        yield (
+            f"    <tu>\n      <tuv xml:lang={quoteattr(source)}><seg>{escape(src)}</seg></tuv>\n"
+            f"      <tuv xml:lang={quoteattr(target)}><seg>{escape(tgt)}</seg></tuv>\n    </tu>\n"
+        )
+    yield "  </body>\n</tmx>\n"
