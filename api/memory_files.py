@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import io
 import re
-import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Iterable, Iterator
@@ -18,6 +17,7 @@ from xml.sax.saxutils import escape, quoteattr
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import iterparse
 
+from shared.cooperation import let_others_run
 from shared.errors import PayloadTooLarge, ValidationError
 from shared.store.sentence_cache import normalise
 
@@ -61,7 +61,7 @@ def read_memory_file(data: bytes, fmt: str, source: str, target: str, max_entrie
     skipped = 0
     for number, pair in enumerate(pairs, 1):
         if number % _YIELD_EVERY == 0:
-            time.sleep(0)
+            let_others_run()
         if number > max_entries:
             raise PayloadTooLarge(
                 f"the file holds more than {max_entries} entries (TRANSQ_MEMORY_MAX_ENTRIES); split it into several memories"
@@ -108,7 +108,7 @@ def _tmx_pairs(data: bytes, source: str, target: str) -> Iterator[tuple[str, str
             if count == 0 and element.tag != "tmx":
                 raise ValidationError("the file is not TMX: its root must be <tmx>")
             if count % _YIELD_EVERY == 0:
-                time.sleep(0)  # under gevent (the API), other requests run meanwhile
+                let_others_run()
             if event == "end" and element.tag == "tu":
                 yield _pair(element, source, target)
                 element.clear()

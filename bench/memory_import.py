@@ -9,6 +9,7 @@ longest stretch the request kept the worker from other requests. Baseline: the p
 from __future__ import annotations
 
 import argparse
+import logging
 import random
 import tempfile
 import threading
@@ -39,6 +40,8 @@ def tmx(entries: dict[str, str]) -> bytes:
 def probed(url: str, period: float, action) -> tuple[list[float], float, object]:  # type: ignore[no-untyped-def]
     """Probe latencies (ms) while `action()` runs, its own seconds, and what it returned."""
     latencies: list[float] = []
+    stalls: list[tuple[float, float]] = []
+    begun = [time.perf_counter()]
     done = threading.Event()
 
     def probe() -> None:
@@ -47,17 +50,20 @@ def probed(url: str, period: float, action) -> tuple[list[float], float, object]
                 started = time.perf_counter()
                 session.get(url + "/healthz", timeout=120)
                 latencies.append((time.perf_counter() - started) * 1000)
+                stalls.append((latencies[-1], started - begun[0]))
                 time.sleep(period)
 
     thread = threading.Thread(target=probe)
     thread.start()
     time.sleep(0.5)
-    started = time.perf_counter()
+    started = begun[0] = time.perf_counter()
     result = action()
     took = time.perf_counter() - started
     time.sleep(0.3)
     done.set()
     thread.join()
+    worst = sorted(stalls, reverse=True)[:3]
+    logging.info("worst probes (ms, s after the request began): %s", [(round(a), round(b, 1)) for a, b in worst])
     return latencies, took, result
 
 
@@ -66,6 +72,7 @@ def main() -> None:
     parser.add_argument("--entries", type=int, default=100_000)
     parser.add_argument("--probe-ms", type=float, default=20)
     args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
     data = tmx(memory(args.entries, random.Random(11)))
     period = args.probe_ms / 1000
     with RedisServer() as server, tempfile.TemporaryDirectory() as tmp:

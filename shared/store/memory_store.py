@@ -18,6 +18,7 @@ from typing import Any, Iterator, Sequence
 
 import redis
 
+from shared.cooperation import let_others_run
 from shared.settings import Settings
 from shared.store.job_record import new_job_id, utc_now
 from shared.store.keys import Keys
@@ -111,7 +112,7 @@ class MemoryStore:
                 postings[gram].append(key)
             size += bytes_
             if number % _YIELD_EVERY == 0:
-                time.sleep(0)  # under gevent (the API), other requests run meanwhile
+                let_others_run()
         meta = {"name": name, "source_lang": source_lang, "target_lang": target_lang, "created_at": now}
         meta.update(updated_at=now, entries="0", next=str(len(entries)))  # its entries: with them, below
         keys = [self.keys.memories(owner), self.keys.memory(owner, memory_id), self.keys.usage(owner)]
@@ -140,7 +141,7 @@ class MemoryStore:
                 pipe.hset(base + part, mapping=chunk)
                 pipe.expireat(base + part, expiry)
                 pipe.execute()
-                time.sleep(0)  # under gevent (the API), other requests run meanwhile
+                let_others_run()
         self.client.hset(base, "entries", count)
 
     def get(self, owner: str, memory_id: str) -> StoredMemory | None:
@@ -168,7 +169,7 @@ class MemoryStore:
         for start in range(0, last, _YIELD_EVERY):
             found = self.client.hmget(base + ":e", [str(n) for n in range(start, min(last, start + _YIELD_EVERY))])
             yield from (tuple(json.loads(value)) for value in found if value)  # type: ignore[misc]
-            time.sleep(0)
+            let_others_run()
 
     def add(self, owner: str, memory_id: str, entries: dict[str, str]) -> tuple[int, int] | MemoryRefused:
         """Add (or correct) entries, source (normalised) -> target: (added, updated), or why not."""
