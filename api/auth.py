@@ -34,6 +34,13 @@ def _is_open(path: str) -> bool:
     return path == "/" or path.startswith(_OPEN_PREFIXES) or (bool(extra) and path.startswith(extra))
 
 
+def _is_unlimited(path: str) -> bool:
+    """Open, and not among the open paths that still count against the address's rate limit (a keyless
+    download serves a whole document: api.compat registers them in app.extensions["transq_limited_prefixes"])."""
+    limited = current_app.extensions.get("transq_limited_prefixes", ())
+    return _is_open(path) and not (bool(limited) and path.startswith(limited))
+
+
 def presented_key() -> str:
     """The key a request presents: `Authorization: Bearer`, `X-API-Key`, or where another API it speaks puts
     it (api.compat registers those readers in app.extensions["transq_key_readers"]). Two different keys (say
@@ -119,6 +126,6 @@ def init_app(app: Flask, settings: Settings, broker: redis.Redis, key_ids: KeyId
             key_prefix=f"{settings.key_prefix}rate",
             headers_enabled=False,
             swallow_errors=True,
-            default_limits_exempt_when=lambda: _is_open(request.path),
+            default_limits_exempt_when=lambda: _is_unlimited(request.path),
         )
         app.extensions["transq_limiter"] = limiter

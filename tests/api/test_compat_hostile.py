@@ -139,3 +139,14 @@ def test_deepl_translation_memory_id_is_transqs_translation_memory(keyed):
     assert "translation_memory" in message(
         keyed.post("/v2/translate", json={**body, "translation_memory_id": "../x"}, headers=DEEPL), 400
     )
+
+
+def test_keyless_downloads_count_against_the_address_rate_limit(make_app):
+    """GET /download_file/... needs no key (its URL is its credential) and was exempt from every rate limit:
+    any address could fetch documents, or try keys for them, without limit."""
+    app = make_app(api_keys=GOOD, rate_limit="3/minute", auth_failure_limit="").test_client()
+    url = "/download_file/" + "0" * 32 + "/" + "1" * 64 + "/a.en.txt"
+    answers = [app.get(url) for _ in range(4)]
+    assert [a.status_code for a in answers] == [404, 404, 404, 429]
+    assert answers[3].headers["Retry-After"] and "error" in answers[3].get_json()
+    assert all(app.get("/languages").status_code == 200 for _ in range(4))  # the lists stay open and unlimited
