@@ -34,17 +34,25 @@ def _is_open(path: str) -> bool:
     return path == "/" or path.startswith(_OPEN_PREFIXES) or (bool(extra) and path.startswith(extra))
 
 
+def _is_unlimited(path: str) -> bool:
+    """Open, and not among the open paths that still count against the address's rate limit (a keyless
+    download serves a whole document: api.compat registers them in app.extensions["transq_limited_prefixes"])."""
+    limited = current_app.extensions.get("transq_limited_prefixes", ())
+    return _is_open(path) and not (bool(limited) and path.startswith(limited))
+
+
 def presented_key() -> str:
     """The key a request presents: `Authorization: Bearer`, `X-API-Key`, or where another API it speaks puts
-    it (api.compat registers those readers in app.extensions["transq_key_readers"])."""
-    header = request.headers.get("Authorization", "")
-    if header.lower().startswith("bearer "):
-        return header[7:].strip()
+    it (api.compat registers those readers in app.extensions["transq_key_readers"]). Two different keys (say
+    a Bearer one and a body's api_key, or two Authorization headers) present none: which client the request
+    counts as, and whose data it may see, is not left to the order they are read in."""
+    authorization = request.headers.getlist("Authorization")
+    found = {value[7:].strip() for value in authorization if value.lower().startswith("bearer ")}
     for reader in current_app.extensions.get("transq_key_readers", ()):
-        found = reader(request)
-        if found:
-            return found.strip()
-    return request.headers.get("X-API-Key", "").strip()
+        found.update(key.strip() for key in reader(request))
+    found.add(request.headers.get("X-API-Key", "").strip())
+    found.discard("")
+    return found.pop() if len(found) == 1 else ""
 
 
 def client_address() -> str:
@@ -118,6 +126,6 @@ def init_app(app: Flask, settings: Settings, broker: redis.Redis, key_ids: KeyId
             key_prefix=f"{settings.key_prefix}rate",
             headers_enabled=False,
             swallow_errors=True,
-            default_limits_exempt_when=lambda: _is_open(request.path),
+            default_limits_exempt_when=lambda: _is_unlimited(request.path),
         )
         app.extensions["transq_limiter"] = limiter

@@ -17,7 +17,7 @@ from werkzeug.formparser import parse_form_data
 
 from api.auth import client_id
 from api.current import services
-from api.memory_files import format_of, read_memory_file, write_tmx
+from api.memory_files import format_of, read_memory_file, write_tmx, xml_safe
 from api.validation import TranslationRequest, read_body
 from shared.errors import BadRequest, Conflict, NotFound, PayloadTooLarge, StorageQuotaExceeded, ValidationError
 from shared.routing.routes import Route
@@ -84,6 +84,8 @@ def create():  # type: ignore[no-untyped-def]
     name = form.get("name", filename or "").strip()
     if len(name) > 100:
         raise ValidationError("name has more than 100 characters")
+    if not xml_safe(name) or "\n" in name or "\r" in name or "\t" in name:
+        raise ValidationError("name holds a control character (its TMX export could not hold it)")
     read = read_memory_file(
         data, format_of(form.get("format"), filename), source, target, settings.memory_max_entries,
         settings.memory_max_entry_chars,
@@ -111,7 +113,11 @@ def _form_of(raw: bytes) -> tuple[dict[str, str], bytes, str | None]:
     upload = files.get("file")
     if upload is None:
         raise ValidationError("the form has no `file` field (the memory: TMX, TSV or CSV)")
-    fields = {key: form[key] for key in ("name", "format", "source_lang", "target_lang") if key in form}
+    names = ("name", "format", "source_lang", "target_lang")
+    twice = [key for key in ("file", *names) if len(files.getlist(key) if key == "file" else form.getlist(key)) > 1]
+    if twice:  # which one would be meant is a guess: refused, not taken at random
+        raise ValidationError(f"the form gives `{twice[0]}` more than once")
+    fields = {key: form[key] for key in names if key in form}
     return fields, upload.read(), upload.filename or None
 
 

@@ -9,15 +9,15 @@ from __future__ import annotations
 import csv
 import io
 import re
-import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterable, Iterator
 from xml.sax.saxutils import escape, quoteattr
 
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import iterparse
 
+from shared.cooperation import let_others_run
 from shared.errors import PayloadTooLarge, ValidationError
 from shared.store.sentence_cache import normalise
 
@@ -61,7 +61,7 @@ def read_memory_file(data: bytes, fmt: str, source: str, target: str, max_entrie
     skipped = 0
     for number, pair in enumerate(pairs, 1):
         if number % _YIELD_EVERY == 0:
-            time.sleep(0)
+            let_others_run()
         if number > max_entries:
             raise PayloadTooLarge(
                 f"the file holds more than {max_entries} entries (TRANSQ_MEMORY_MAX_ENTRIES); split it into several memories"
@@ -73,7 +73,7 @@ def read_memory_file(data: bytes, fmt: str, source: str, target: str, max_entrie
         if not src or not tgt:
             skipped += 1
             continue
-        if _NOT_XML.search(src) or _NOT_XML.search(tgt):  # (its export, TMX, could not hold them)
+        if not xml_safe(src) or not xml_safe(tgt):  # (its export, TMX, could not hold them)
             raise ValidationError(f"entry {number} holds a control character, which a memory cannot keep")
         if len(src) > max_chars or len(tgt) > max_chars:
             raise ValidationError(
@@ -86,6 +86,11 @@ def read_memory_file(data: bytes, fmt: str, source: str, target: str, max_entrie
             f"the file holds no entry of the pair {source}-{target} ({skipped} units of other pairs or empty)"
         )
     return MemoryFile(entries, skipped)
+
+
+def xml_safe(text: str) -> bool:
+    """Whether XML 1.0 text (the export, TMX) can hold `text`: no control character but tab and line breaks."""
+    return not _NOT_XML.search(text)
 
 
 def _language(tag: str | None) -> str:
@@ -103,7 +108,7 @@ def _tmx_pairs(data: bytes, source: str, target: str) -> Iterator[tuple[str, str
             if count == 0 and element.tag != "tmx":
                 raise ValidationError("the file is not TMX: its root must be <tmx>")
             if count % _YIELD_EVERY == 0:
-                time.sleep(0)  # under gevent (the API), other requests run meanwhile
+                let_others_run()
             if event == "end" and element.tag == "tu":
                 yield _pair(element, source, target)
                 element.clear()
@@ -125,13 +130,21 @@ def _pair(tu: ET.Element, source: str, target: str) -> tuple[str, str] | None:
     return (sides[source], sides[target]) if source in sides and target in sides else None
 
 
-def _seg_text(element: ET.Element) -> str:
-    """A <seg>'s text: its own and <hi>/<sub> text, without the native codes of <bpt>, <ept>, <ph>, <it>, <ut>."""
-    parts = [element.text or ""]
-    for child in element:
-        if child.tag not in _CODES:
-            parts.append(_seg_text(child))
-        parts.append(child.tail or "")
+def _seg_text(seg: ET.Element) -> str:
+    """A <seg>'s text: its own and <hi>/<sub> text, without the native codes of <bpt>, <ept>, <ph>, <it>, <ut>.
+    Walked with a stack, not recursion: a client's file may nest <hi> thousands deep (Python's recursion limit)."""
+    parts: list[str] = []
+    stack: list[ET.Element | str] = [seg]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            parts.append(item)
+            continue
+        if item is not seg and item.tag in _CODES:
+            continue
+        parts.append(item.text or "")
+        for child in reversed(item):
+            stack += [child.tail or "", child]
     return "".join(parts)
 
 
@@ -157,22 +170,23 @@ def _table_pairs(data: bytes, fmt: str, source: str, target: str) -> Iterator[tu
         raise ValidationError(f"the {fmt.upper()} file cannot be read: {exc}") from None
 
 
-def write_tmx(entries: list[tuple[str, str]], source: str, target: str, name: str) -> str:
-    """A memory as TMX 1.4 (one <tu> per entry, the languages as xml:lang), as OmegaT and Okapi read it."""
-    lines = [
-        '<?xml version="1.0" encoding="UTF-8"?>',
-        '<tmx version="1.4">',
-        f'  <header creationtool="transq" creationtoolversion="1" segtype="sentence" o-tmf="transq" '
-        f'adminlang="en" srclang={quoteattr(source)} datatype="plaintext">',
-        f'    <prop type="name">{escape(name)}</prop>',
-        "  </header>",
-        "  <body>",
-    ]
-    for src, tgt in entries:
-        lines += [
-            "    <tu>",
-            f"      <tuv xml:lang={quoteattr(source)}><seg>{escape(src)}</seg></tuv>",
-            f"      <tuv xml:lang={quoteattr(target)}><seg>{escape(tgt)}</seg></tuv>",
-            "    </tu>",
+def write_tmx(entries: Iterable[tuple[str, str]], source: str, target: str, name: str) -> Iterator[str]:
+    """A memory as TMX 1.4 (one <tu> per entry, the languages as xml:lang), as OmegaT and Okapi read it: in
+    pieces, as `entries` come (a response streams them)."""
+    yield "\n".join(
+        [
+            '<?xml version="1.0" encoding="UTF-8"?>',
+            '<tmx version="1.4">',
+            f'  <header creationtool="transq" creationtoolversion="1" segtype="sentence" o-tmf="transq" '
+            f'adminlang="en" srclang={quoteattr(source)} datatype="plaintext">',
+            f'    <prop type="name">{escape(name)}</prop>',
+            "  </header>",
+            "  <body>\n",
         ]
-    return "\n".join(lines + ["  </body>", "</tmx>", ""])
+    )
+    for src, tgt in entries:
+        yield (
+            f"    <tu>\n      <tuv xml:lang={quoteattr(source)}><seg>{escape(src)}</seg></tuv>\n"
+            f"      <tuv xml:lang={quoteattr(target)}><seg>{escape(tgt)}</seg></tuv>\n    </tu>\n"
+        )
+    yield "  </body>\n</tmx>\n"

@@ -27,3 +27,4 @@ def init_app(app: Flask, settings: Settings) -> None:
             app.register_blueprint(blueprint)
         readers.append(libretranslate.presented_key)
         app.extensions["transq_open_prefixes"] = (*app.extensions.get("transq_open_prefixes", ()), *libretranslate.OPEN)
+        app.extensions["transq_limited_prefixes"] = libretranslate.LIMITED

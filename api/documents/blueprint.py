@@ -98,6 +98,9 @@ def _file_of(raw: bytes, names: tuple[str, ...]) -> tuple[dict[str, str], bytes,
         upload = files.get("file")
         if upload is None:
             raise ValidationError("the form has no `file` field (the document)")
+        twice = [key for key in ("file", *names) if len((files if key == "file" else form).getlist(key)) > 1]
+        if twice:  # which one would be meant is a guess: refused, not taken at random
+            raise ValidationError(f"the form gives `{twice[0]}` more than once")
         fields = {key: form[key] for key in names if key in form}
         return fields, upload.read(), upload.filename or None, upload.mimetype or ""
     fields = {key: request.args[key] for key in names if key in request.args}

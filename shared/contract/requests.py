@@ -161,6 +161,14 @@ class JobRequest(Texts, Languages, QualityGateOptions):
 
     _in_our_words = field_validator("format", "glossary_id", mode="wrap")(_in_our_words)
 
+    @field_validator("translation_memory_threshold", mode="before")
+    @classmethod
+    def _not_a_boolean(cls, value: Any) -> Any:
+        """true is not 1 (pydantic's lax integers take it): a threshold is a number from 0 to 100."""
+        if isinstance(value, bool):
+            raise refused("threshold", "{field} must be a whole number from 0 to 100, not true or false")
+        return value
+
     @field_validator("translation_memory", mode="wrap")
     @classmethod
     def _memory_ids(cls, value: Any, handler: Any, info: ValidationInfo) -> Any:

@@ -14,10 +14,11 @@ import json
 import time
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import redis
 
+from shared.cooperation import let_others_run
 from shared.settings import Settings
 from shared.store.job_record import new_job_id, utc_now
 from shared.store.keys import Keys
@@ -26,6 +27,8 @@ from shared.text import memory_matching
 
 _PARTS = ("", ":x", ":e", ":g")
 _CHUNK = 5000  # fields per HSET while an import is written
+_CHUNK_BYTES = 1 << 20  # and bytes: a posting list of a common bigram holds tens of thousands of numbers
+_YIELD_EVERY = 1000  # entries prepared, or exported, between two chances for other requests to run
 
 
 @dataclass(frozen=True)
@@ -108,8 +111,8 @@ class MemoryStore:
             for gram in grams.split(" ") if grams else ():
                 postings[gram].append(key)
             size += bytes_
-            if number % _CHUNK == 0:
-                time.sleep(0)  # under gevent (the API), other requests run meanwhile
+            if number % _YIELD_EVERY == 0:
+                let_others_run()
         meta = {"name": name, "source_lang": source_lang, "target_lang": target_lang, "created_at": now}
         meta.update(updated_at=now, entries="0", next=str(len(entries)))  # its entries: with them, below
         keys = [self.keys.memories(owner), self.keys.memory(owner, memory_id), self.keys.usage(owner)]
@@ -119,24 +122,27 @@ class MemoryStore:
             return MemoryRefused(outcome, *(int(value) for value in found))
         base = self.keys.memory(owner, memory_id)
         try:
-            self._write_entries(base, len(entries), exact, values, {g: " ".join(n) for g, n in postings.items()})
+            self._write_entries(base, len(entries), exact, values, postings)
         except redis.RedisError:
             self.delete(owner, memory_id)
             raise
         return StoredMemory(memory_id, name, source_lang, target_lang, len(entries), size, now, now)
 
-    def _write_entries(self, base: str, count: int, *hashes: dict[str, str]) -> None:
-        """The entries' three hashes and their count, in one transaction, expiring with the memory's hash (a
-        memory whose import was cut off before it shows 0 entries)."""
+    def _write_entries(self, base: str, count: int, *hashes: dict[str, str] | dict[str, list[str]]) -> None:
+        """The entries' three hashes (a posting list: its numbers joined), expiring with the memory's hash, then
+        their count (a memory whose import was cut off before shows 0 entries). Written a chunk per round trip,
+        other requests run between: one transaction of 100,000 entries was packed in one go, seconds during which
+        the API's gevent worker served nobody (bench.memory_import). Nobody reads the entries meanwhile: the
+        memory's id is the import's answer."""
         expiry = int(time.time()) + self.ttl
-        pipe = self.client.pipeline(transaction=True)
-        pipe.hset(base, "entries", count)
         for part, mapping in zip(_PARTS[1:], hashes):
-            items = list(mapping.items())
-            for start in range(0, len(items), _CHUNK):
-                pipe.hset(base + part, mapping=dict(items[start : start + _CHUNK]))
-            pipe.expireat(base + part, expiry)
-        pipe.execute()
+            for chunk in _chunks(mapping):
+                pipe = self.client.pipeline(transaction=False)
+                pipe.hset(base + part, mapping=chunk)
+                pipe.expireat(base + part, expiry)
+                pipe.execute()
+                let_others_run()
+        self.client.hset(base, "entries", count)
 
     def get(self, owner: str, memory_id: str) -> StoredMemory | None:
         """The owner's memory of that id, renewed (it lives TRANSQ_MEMORY_TTL from now)."""
@@ -155,10 +161,15 @@ class MemoryStore:
         """False when the owner has no memory of that id."""
         return bool(self._delete(keys=self._keys(owner, memory_id), args=[memory_id]))
 
-    def entries(self, owner: str, memory_id: str) -> list[tuple[str, str]]:
-        """Every entry of the memory, in the order they were added (an export: TRANSQ_MEMORY_MAX_ENTRIES at most)."""
-        values = self.client.hgetall(self.keys.memory(owner, memory_id) + ":e")
-        return [tuple(json.loads(values[n])) for n in sorted(values, key=int)]  # type: ignore[misc]
+    def entries(self, owner: str, memory_id: str) -> Iterator[tuple[str, str]]:
+        """Every entry of the memory, in the order they were added (an export: TRANSQ_MEMORY_MAX_ENTRIES at most),
+        read a thousand at a time, other requests run between (under gevent, the API)."""
+        base = self.keys.memory(owner, memory_id)
+        last = int(self.client.hget(base, "next") or 0)
+        for start in range(0, last, _YIELD_EVERY):
+            found = self.client.hmget(base + ":e", [str(n) for n in range(start, min(last, start + _YIELD_EVERY))])
+            yield from (tuple(json.loads(value)) for value in found if value)  # type: ignore[misc]
+            let_others_run()
 
     def add(self, owner: str, memory_id: str, entries: dict[str, str]) -> tuple[int, int] | MemoryRefused:
         """Add (or correct) entries, source (normalised) -> target: (added, updated), or why not."""
@@ -217,6 +228,21 @@ class MemoryStore:
             for i, pick in enumerate(picks):
                 found[i].extend(tuple(json.loads(values[n])) for n in pick if values.get(n))  # type: ignore[misc]
         return [memory_matching.best(s, entries, threshold) for s, entries in zip(sentences, found)]
+
+
+def _chunks(mapping: dict[str, str] | dict[str, list[str]]) -> Iterator[dict[str, str]]:
+    """The mapping in HSETs of at most _CHUNK fields or about _CHUNK_BYTES (a list value: joined by spaces)."""
+    chunk: dict[str, str] = {}
+    size = 0
+    for key, value in mapping.items():
+        text = value if isinstance(value, str) else " ".join(value)
+        chunk[key] = text
+        size += len(key) + len(text)
+        if len(chunk) >= _CHUNK or size >= _CHUNK_BYTES:
+            yield chunk
+            chunk, size = {}, 0
+    if chunk:
+        yield chunk
 
 
 def _load(memory_id: str, record: dict[str, str]) -> StoredMemory | None:

@@ -47,7 +47,7 @@ def test_tsv_and_csv_with_header_rows():
 
 def test_export_reads_back_and_escapes_markup():
     entries = [("a < b & c", 'x "y" <z>'), ("你好。", "Hello.")]
-    exported = write_tmx(entries, "zh", "en", "名字 & <name>").encode()
+    exported = "".join(write_tmx(entries, "zh", "en", "名字 & <name>")).encode()
     read_ = read_memory_file(exported, "tmx", "zh", "en", 10, 100)
     assert list(read_.entries.items()) == entries
 

@@ -53,7 +53,7 @@ def test_corrections_add_and_update_and_are_found(redis_server, tmp_path):
     assert store.get("alice", stored.id).entries == 4
     assert store.add("alice", stored.id, {"再一个。": "One more."}) == MemoryRefused("full", 4)
     assert store.add("alice", "0" * 32, {"再一个。": "One more."}) == MemoryRefused("missing")
-    assert store.entries("alice", stored.id)[-1] == ("新句子。", "New.")
+    assert list(store.entries("alice", stored.id))[-1] == ("新句子。", "New.")
 
 
 def test_cap_quota_and_delete(redis_server, tmp_path):
@@ -97,3 +97,21 @@ def test_use_renews_a_memory_and_its_account_entry(redis_server, tmp_path):
     assert all(client.ttl(base + part) > 900 for part in ("", ":x", ":e", ":g"))
     (member, expiry), *_ = client.zrange(usage, 0, -1, withscores=True)
     assert member == f"{stored.id}:m:{stored.bytes}" and expiry > client.time()[0] + 900
+
+
+def test_an_import_written_in_chunks_reads_back_whole(redis_server, tmp_path, monkeypatch):
+    """An import is written a chunk per round trip (other requests run between: bench.memory_import), by fields
+    and by bytes (a common bigram's posting list is long); what is read back is every entry, in order."""
+    import shared.store.memory_store as memory_store
+
+    monkeypatch.setattr(memory_store, "_CHUNK", 7)
+    monkeypatch.setattr(memory_store, "_CHUNK_BYTES", 64)
+    store, client = make(redis_server, tmp_path)
+    entries = {f"今天北京的天气很好{n}号。": f"Fine weather, number {n}." for n in range(300)}
+    stored = store.create("alice", "m", "zh", "en", entries)
+    assert store.get("alice", stored.id).entries == 300
+    assert list(store.entries("alice", stored.id)) == list(entries.items())
+    assert store.exact("alice", [stored.id], ["今天北京的天气很好299号。"]) == ["Fine weather, number 299."]
+    found = store.suggestions("alice", [stored.id], ["今天北京的天气很好299。"], 80)[0]
+    assert found and found[0]["target"] == "Fine weather, number 299."
+    assert all(client.ttl(key) > 0 for key in client.keys(f"*{stored.id}*"))

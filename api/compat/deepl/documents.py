@@ -8,7 +8,7 @@ import json
 import time
 from pathlib import PurePosixPath
 
-from api.compat.deepl.params import Params, language
+from api.compat.deepl.params import UNSUPPORTED, Params, language
 from api.compat.deepl.shape import blueprint
 from api.compat.document_keys import check_document_key, document_key
 from api.compat.waiting import JobFailed
@@ -20,7 +20,8 @@ from shared.store.job_record import Job
 from shared.store.job_status import JobStatus
 
 bp = blueprint("deepl_documents")
-_FIELDS = ("source_lang", "target_lang", "glossary_id", "formality", "output_format", "filename")
+_FIELDS = ("source_lang", "target_lang", "glossary_id", "formality", "output_format", "filename", *UNSUPPORTED)
+_NOT_FOR_DOCUMENTS = ("translation_memory_id", "translation_memory_threshold")  # transq's memories: plain text
 _STATUS = {
     JobStatus.PARSING: "queued",
     JobStatus.QUEUED: "queued",
@@ -34,9 +35,12 @@ _STATUS = {
 def upload():  # type: ignore[no-untyped-def]
     """A multipart form: `file`, `target_lang`, optional `source_lang` (else detected), `glossary_id`,
     `filename`; `output_format` only as the file's own format (transq does not convert)."""
-    fields, data, filename, media_type = read_upload(_FIELDS)
+    fields, data, filename, media_type = read_upload(_FIELDS + _NOT_FOR_DOCUMENTS)
     params = Params({key: [value] for key, value in fields.items()})
     params.check_supported()
+    for name in _NOT_FOR_DOCUMENTS:
+        if params.text(name) is not None:
+            raise BadRequest(f"Parameter '{name}' is not supported for documents by this server.")
     filename = fields.get("filename") or filename
     target = language(params.text("target_lang", required=True))
     source = language(params.text("source_lang"))

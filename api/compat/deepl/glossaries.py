@@ -28,7 +28,9 @@ MAX_NAME_CHARS = 100
 def create():  # type: ignore[no-untyped-def]
     """{"name", "source_lang", "target_lang", "entries", "entries_format": "tsv"|"csv"} -> 201 and its info."""
     params = Params.of_request()
-    name = params.text("name", required=True) or ""
+    name = (params.text("name", required=True) or "").strip()
+    if not name:
+        raise BadRequest("Parameter 'name' not specified.")
     if len(name) > MAX_NAME_CHARS:
         raise BadRequest(f"Value for 'name' not supported: at most {MAX_NAME_CHARS} characters.")
     source = language(params.text("source_lang", required=True))
@@ -43,7 +45,7 @@ def create():  # type: ignore[no-untyped-def]
         glossary = Glossary.parse(terms, services().settings, "entries")
     except GlossaryError as exc:
         raise BadRequest(f"Invalid glossary entries: {exc}") from None
-    stored = store().create(client_id(), name.strip(), glossary, (source, target))  # type: ignore[arg-type]
+    stored = store().create(client_id(), name, glossary, (source, target))  # type: ignore[arg-type]
     if isinstance(stored, GlossaryRefused):
         refuse(stored)
     return _info(stored), 201  # type: ignore[arg-type]
@@ -59,6 +61,10 @@ def _entries(text: str, entries_format: str) -> dict[str, str]:
         if len(row) < 2 or (entries_format == "tsv" and len(row) != 2):
             raise BadRequest(f"Invalid glossary entries: entry {number} is not a source and a target term.")
         source, target = row[0].strip(), row[1].strip()
+        if any(ord(ch) < 32 for ch in source + target):  # a quoted CSV term may hold one; the TSV of it could not
+            raise BadRequest(
+                f"Invalid glossary entries: entry {number} holds a tab, a line break or a control character."
+            )
         if source in terms:
             raise BadRequest(f"Invalid glossary entries: entry {number} duplicates the source term {source!r}.")
         terms[source] = target

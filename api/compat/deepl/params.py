@@ -15,7 +15,10 @@ from shared.errors import BadRequest, UnsupportedMediaType
 
 # DeepL parameters transq has no equivalent of: refused (400) rather than ignored, since ignoring them would
 # give a different translation from the one asked for without saying so.
-UNSUPPORTED = ("ignore_tags", "custom_instructions", "style_id", "translation_memory_id", "glossary_ids")
+UNSUPPORTED = ("ignore_tags", "custom_instructions", "style_id", "glossary_ids")
+# Parameters DeepL takes as lists (a form repeats them, JSON gives an array); any other given twice, or as an
+# array, is refused: which value was meant would be a guess.
+LISTS = ("text", "ignore_tags", "splitting_tags", "non_splitting_tags", "glossary_ids")
 _FORMALITY = ("default", "prefer_more", "prefer_less")  # "more"/"less": DeepL's 400 for a target without it
 _SPLIT = ("0", "1", "nonewlines")
 _MODEL_TYPES = ("latency_optimized", "prefer_quality_optimized", "prefer_latency_optimized")
@@ -35,7 +38,9 @@ class Params:
         mimetype = request.mimetype or ""
         if mimetype == "application/json" or mimetype.endswith("+json"):
             body = read_json_object(request, settings)
-            values.update({key: value if isinstance(value, list) else [value] for key, value in body.items()})
+            values.update(
+                {key: value if key in LISTS and isinstance(value, list) else [value] for key, value in body.items()}
+            )
             return cls(values)
         raw = read_body(request, settings.max_body_bytes, settings.request_timeout)
         if raw.strip():
@@ -48,8 +53,10 @@ class Params:
         return cls(values)
 
     def one(self, name: str) -> Any:
-        """The parameter's (last) value; None when not given."""
+        """The parameter's value; None when not given; 400 when a form gives it more than once."""
         found = self.values.get(name)
+        if found and len(found) > 1 and name not in LISTS:
+            raise BadRequest(f"Parameter '{name}' is given more than once.")
         return found[-1] if found else None
 
     def text(self, name: str, required: bool = False) -> str | None:
@@ -86,7 +93,7 @@ class Params:
     def check_supported(self) -> None:
         """400 for a parameter transq cannot honour, or a value of one it can only partly honour."""
         for name in UNSUPPORTED:
-            if self.one(name) not in (None, "", []):
+            if self.values.get(name) not in (None, [], [""], [None], [[]]):
                 raise BadRequest(f"Parameter '{name}' is not supported by this server.")
         checks = (("formality", _FORMALITY), ("split_sentences", _SPLIT), ("model_type", _MODEL_TYPES))
         for name, allowed in checks:

@@ -24,10 +24,10 @@ _STATUS = {
 }
 
 
-def presented_key(request: Request) -> str:
-    """The key of `Authorization: DeepL-Auth-Key <key>`."""
-    header = request.headers.get("Authorization", "")
-    return header[len(_PREFIX) :] if header.lower().startswith(_PREFIX) else ""
+def presented_key(request: Request) -> list[str]:
+    """The keys of `Authorization: DeepL-Auth-Key <key>` headers (one, where the request is sound)."""
+    headers = request.headers.getlist("Authorization")
+    return [header[len(_PREFIX) :] for header in headers if header.lower().startswith(_PREFIX)]
 
 
 def shape(code: ErrorCode, message: str, status: int) -> tuple[int, dict]:

@@ -35,6 +35,7 @@ def translate():  # type: ignore[no-untyped-def]
     if glossary_id is not None:
         _check_glossary(glossary_id, source, target)
         body["glossary_id"] = glossary_id
+    body.update(_memory(params))
     job = finished(submitted(parse_translation_request(body, services().settings, TranslateRequest)))
     detected = deepl_code(source_of(job, source))
     answers = []
@@ -55,3 +56,17 @@ def _check_glossary(glossary_id: str, source: str | None, target: str | None) ->
             f"The glossary's language pair ({stored.pair[0].upper()}-{stored.pair[1].upper()}) does not match "
             "the request's source_lang and target_lang."
         )
+
+
+def _memory(params: Params) -> dict[str, object]:
+    """DeepL's translation_memory_id and translation_memory_threshold as transq's translation_memory (a memory
+    of this key's: POST /v1/memories) and translation_memory_threshold."""
+    memory_id, threshold = params.text("translation_memory_id"), params.one("translation_memory_threshold")
+    if memory_id is None:
+        if threshold is not None:
+            raise BadRequest("Use of translation_memory_threshold requires the translation_memory_id parameter.")
+        return {}
+    found: dict[str, object] = {"translation_memory": memory_id}
+    if threshold is not None:
+        found["translation_memory_threshold"] = threshold
+    return found

@@ -8,11 +8,13 @@ from flask import Blueprint
 
 from api.compat.libretranslate.params import presented_key
 
-__all__ = ["OPEN", "blueprints", "presented_key"]
+__all__ = ["LIMITED", "OPEN", "blueprints", "presented_key"]
 
 # Paths that answer without a key: the languages and settings (as LibreTranslate's and GET /v1/languages do),
 # and a translated file, whose URL carries its own key (api.compat.document_keys).
 OPEN = ("/languages", "/frontend/settings", "/download_file/")
+# Of those, what still counts against the address's rate limit: a download serves a whole document.
+LIMITED = ("/download_file/",)
 
 
 def blueprints() -> list[Blueprint]:

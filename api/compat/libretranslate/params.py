@@ -74,12 +74,14 @@ def _read() -> dict[str, Any]:
     return {**values, **{key: found[0] if len(found) == 1 else found for key, found in form.items()}}
 
 
-def presented_key(http: Request) -> str:
-    """The `api_key` of a LibreTranslate request (none of another API's: their bodies are theirs to read)."""
+def presented_key(http: Request) -> list[str]:
+    """The `api_key`s of a LibreTranslate request, the query's and the body's (none of another API's: their
+    bodies are theirs to read); a key that is not a string is none."""
     if not (http.blueprint or "").startswith("libretranslate"):
-        return ""
-    key = params().get("api_key")
-    return key if isinstance(key, str) else ""
+        return []
+    body = params().get("api_key")
+    given = [*http.args.getlist("api_key"), *(body if isinstance(body, list) else [body])]
+    return [key if isinstance(key, str) else "\x00" for key in given if key is not None]  # \x00: no key
 
 
 def required(name: str) -> Any:
