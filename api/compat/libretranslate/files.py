@@ -4,6 +4,8 @@ file, its URL its credential (api.compat.document_keys), as LibreTranslate's own
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 from flask import request
 
 from api.compat.document_keys import check_document_key, document_key
@@ -27,7 +29,7 @@ def translate_file():  # type: ignore[no-untyped-def]
     name = download_name(
         job.document.filename if job.document else None, job.id, FILE_EXTENSIONS[job.format], job.route
     )
-    url = f"{request.host_url}download_file/{job.id}/{document_key(job.id)}/{name}"
+    url = f"{request.host_url}download_file/{job.id}/{document_key(job.id)}/{quote(name, safe='')}"
     return {"translatedFileUrl": url}
 
 
