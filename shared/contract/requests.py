@@ -19,9 +19,10 @@ from shared.document_formats import FORMATS, TEXT_FORMATS
 FORM_FIELDS_BYTES = 65536
 
 _REFUSED = {
-    "format": f"{{field}} must be one of {', '.join(TEXT_FORMATS)} (a .docx file goes to /v1/documents)",
+    "format": f"{{field}} must be one of {', '.join(TEXT_FORMATS)} (a .docx, .po or .xlf file goes to /v1/documents)",
     "glossary_id": "{field} must be the id of a stored glossary (32 hex digits)",
     "scores": "{field} must be true or false",
+    "retranslate": "{field} must be true or false",
 }
 
 
@@ -148,7 +149,8 @@ class LegacyRequest(Body):
 
 class DocumentOptions(Languages):
     """What a document upload may ask for besides its file (form fields, or query parameters with a bare
-    body): its languages, a glossary (as JSON text), a stored glossary, scores."""
+    body): its languages, a glossary (as JSON text), a stored glossary, scores, and for a translator's file
+    whether its translated units are translated again."""
 
     glossary: GlossaryTerms = Field(  # type: ignore[assignment]
         None, json_schema_extra={"contentMediaType": "application/json"}, description="As a job's, as JSON text."
@@ -157,6 +159,11 @@ class DocumentOptions(Languages):
     scores: bool = Field(
         False,
         description="`true`: the job's `result.scores` holds each document's sentences' confidences, in order.",
+    )
+    retranslate: bool = Field(
+        False,
+        description="A PO or XLIFF file only: `true` translates every unit, the already translated ones too "
+        "(by default those are kept as they are).",
     )
 
     @field_validator("glossary", mode="before")
@@ -169,7 +176,7 @@ class DocumentOptions(Languages):
         except ValueError:
             raise refused("json", "{field} must be a JSON object of terms") from None
 
-    _in_our_words = field_validator("glossary_id", "scores", mode="wrap")(_in_our_words)
+    _in_our_words = field_validator("glossary_id", "scores", "retranslate", mode="wrap")(_in_our_words)
 
 
 class DocumentForm(DocumentOptions):
