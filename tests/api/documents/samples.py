@@ -79,3 +79,89 @@ def docx_bytes() -> bytes:
     out = io.BytesIO()
     document.save(out)
     return out.getvalue()
+
+
+# Translators' files: untranslated units whose texts the copy model copies (worker/translation/model/data/
+# zh_sentences.txt), placeholders and inline elements between its sentences, and units already translated.
+PO = r"""# 翻译文件的注释
+msgid ""
+msgstr ""
+"Project-Id-Version: transq 1.0\n"
+"Content-Type: text/plain; charset=UTF-8\n"
+"Plural-Forms: nplurals=2; plural=(n != 1);\n"
+
+#. 开发者的说明
+#: src/app.c:10
+#, c-format
+msgctxt "menu"
+msgid "防止容器耗尽主机资源。%d"
+msgstr ""
+
+#, python-brace-format
+msgid "首次请求触发加载，后续复用，适合内存紧张环境。{name}防止容器耗尽主机资源。\n"
+msgstr ""
+
+msgid "方案A：预加载模型（推荐）"
+msgid_plural "方案B：按需懒加载（节省冷启动内存）"
+msgstr[0] ""
+msgstr[1] ""
+
+msgid "日志记录内存快照，便于问题排查"
+msgstr "Log memory snapshots"
+
+#, fuzzy
+msgid "企业官网建设流程全解析"
+msgstr "A draft"
+
+#~ msgid "防止容器耗尽主机资源。"
+#~ msgstr "Obsolete"
+""".encode()
+
+XLIFF12 = """<?xml version="1.0" encoding="UTF-8"?>
+<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">
+  <file original="page.html" source-language="zh" target-language="en" datatype="html">
+    <body>
+      <group id="start" resname="start-page">
+        <trans-unit id="button" resname="button-help">
+          <source>点击<g id="1" ctype="bold">“立即翻译”按钮</g>右侧将实时显示地道英文译文。</source>
+          <note from="developer">开发者的说明</note>
+          <context-group purpose="location"><context context-type="linenumber">12</context></context-group>
+        </trans-unit>
+      </group>
+      <trans-unit id="snapshot">
+        <source>日志记录内存快照，便于问题排查<x id="2" ctype="lb"/>防止容器耗尽主机资源。</source>
+      </trans-unit>
+      <trans-unit id="done">
+        <source>企业官网建设流程全解析</source>
+        <target state="final">Done by a translator</target>
+      </trans-unit>
+      <trans-unit id="brand" translate="no">
+        <source>方案A：预加载模型（推荐）</source>
+      </trans-unit>
+    </body>
+  </file>
+</xliff>
+""".encode()
+
+XLIFF20 = """<?xml version="1.0" encoding="UTF-8"?>
+<xliff xmlns="urn:oasis:names:tc:xliff:document:2.0" version="2.0" srcLang="zh" trgLang="en">
+  <file id="f1" original="guide.md">
+    <unit id="u1" name="intro">
+      <notes><note category="context">说明文字</note></notes>
+      <originalData><data id="d1">&lt;br/&gt;</data></originalData>
+      <segment id="s1">
+        <source>点击<pc id="p1">“立即翻译”按钮</pc>右侧将实时显示地道英文译文。</source>
+      </segment>
+      <segment id="s2">
+        <source>防止容器耗尽主机资源。<ph id="ph1" dataRef="d1"/>首次请求触发加载，后续复用，适合内存紧张环境。</source>
+      </segment>
+    </unit>
+    <unit id="u2">
+      <segment id="s3" state="final">
+        <source>企业官网建设流程全解析</source>
+        <target>Done by a translator</target>
+      </segment>
+    </unit>
+  </file>
+</xliff>
+""".encode()

@@ -8,10 +8,11 @@ order, so `msgfmt --check` finds the same format directives in the translation."
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 from translate.misc.multistring import multistring
-from translate.storage.pypo import pofile, pounit
 from translate.storage.poparser import PoParseError
+from translate.storage.pypo import pofile, pounit
 
 from shared.document_formats import DocumentError
 from worker.documents.formats.limits import Budget, DocumentLimits
@@ -63,9 +64,13 @@ class PoDocument:
                 self.messages.append((unit, slots))
 
     def render(self, translated: list[TranslatedRun]) -> bytes:
-        texts = [with_markup(translation, run, _as_is) for translation, run in zip(translated, self.runs)]
+        runs = iter(zip(translated, self.runs))
         for unit, slots in self.messages:
-            forms = [texts[slot] if isinstance(slot, int) else slot for slot in slots]
+            escape = _escape_for(unit)
+            forms = [
+                _with_ends_of(text, with_markup(*next(runs), escape)) if isinstance(slot, int) else slot
+                for slot, text in zip(slots, _source_forms(unit))
+            ]
             if unit.hasplural():
                 singular, plural = forms[0], forms[-1]
                 unit.target = multistring([plural] if self.forms == 1 else [singular] + [plural] * (self.forms - 1))
@@ -79,8 +84,32 @@ class PoDocument:
             return bytes(self.store)
 
 
-def _as_is(text: str) -> str:
-    return text
+def _escape_for(unit: pounit) -> Callable[[str], str]:
+    """What a translation's own text must escape so that only the source's placeholders are directives: `%`
+    in a printf-format message, braces in a brace-format one (`msgfmt --check` reads them so)."""
+    flags = " ".join(unit.typecomments)
+    percent = re.search(r"(?<!no-)\b(c|python|perl|php|sh|object-pascal|awk|gcc-internal|qt)-format", flags)
+    brace = re.search(r"(?<!no-)\bpython-brace-format", flags)
+
+    def escape(text: str) -> str:
+        if percent:
+            text = text.replace("%", "%%")
+        if brace:
+            text = text.replace("{", "{{").replace("}", "}}")
+        return text
+
+    return escape
+
+
+def _with_ends_of(source: str, text: str) -> str:
+    """`text` beginning and ending with the source's own spaces and line breaks (msgfmt requires both or
+    neither to begin and to end with one); empty (untranslated) when nothing else is left."""
+    core = text.strip()
+    if not core:
+        return ""
+    lead = source[: len(source) - len(source.lstrip())]
+    trail = source[len(source.rstrip()) :]
+    return lead + core + trail
 
 
 def _source_forms(unit: pounit) -> list[str]:
