@@ -11,6 +11,7 @@ declarations are how an XML file grows as it is read."""
 from __future__ import annotations
 
 import copy
+import re
 
 from lxml import etree
 from translate.misc.xml_helpers import parse_xml
@@ -23,6 +24,9 @@ from worker.documents.formats.placement import TranslatedRun
 from worker.documents.formats.runs import CLOSE, OPEN, TextRun
 
 _PAIRED = ("g", "pc", "mrk")  # inline elements whose content is text to translate; any other is kept whole
+# What XML 1.0 cannot hold (control characters but tab and line breaks, lone surrogates, U+FFFE/FFFF): a
+# translation's become spaces.
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 class XliffDocument:
@@ -125,6 +129,7 @@ def _write_inline(
 def _append_text(element: etree._Element, text: str) -> None:
     if not text:
         return
+    text = _NOT_XML.sub(" ", text)
     if len(element):
         element[-1].tail = (element[-1].tail or "") + text
     else:
