@@ -13,7 +13,7 @@ from transq_cli.client import TransqClient, TransqError
 
 _PARAGRAPH_BREAK = re.compile(r"(\n\s*\n)")
 # Files sent as documents (POST /v1/documents): they come back in the same format, markup untouched.
-DOCUMENT_EXTENSIONS = {".md", ".markdown", ".html", ".htm", ".srt", ".docx"}
+DOCUMENT_EXTENSIONS = {".md", ".markdown", ".html", ".htm", ".srt", ".docx", ".po", ".pot", ".xlf", ".xliff"}
 # Formats the API does not translate (it answers 415): refused here before anything is sent.
 UNTRANSLATED_EXTENSIONS = {".pdf", ".doc", ".rtf", ".odt", ".xls", ".xlsx", ".ppt", ".pptx", ".epub"}
 SUPPORTED = "text (.txt, or any UTF-8 text file, or - for standard input), " + ", ".join(sorted(DOCUMENT_EXTENSIONS))
