@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import codecs
 
-FORMATS = ("text", "html", "markdown", "srt", "docx", "po", "xliff")
+FORMATS = ("text", "html", "markdown", "srt", "docx", "xlsx", "po", "xliff")
 TEXT_FORMATS = ("text", "html", "markdown", "srt")  # the formats a JSON string can carry
 # The formats uploaded and stored as bytes (parsed by their own libraries, each reading its own encoding); the
 # job's result is then only the file to download. Zip archives among them are checked as such at upload.
-FILE_FORMATS = ("docx", "po", "xliff")
-ZIP_FORMATS = ("docx",)
+FILE_FORMATS = ("docx", "xlsx", "po", "xliff")
+ZIP_FORMATS = ("docx", "xlsx")
 # The translators' formats: a unit already translated is kept unless the upload asks `retranslate=true`.
 TRANSLATOR_FORMATS = ("po", "xliff")
 EXTENSIONS = {
@@ -23,6 +23,7 @@ EXTENSIONS = {
     ".htm": "html",
     ".srt": "srt",
     ".docx": "docx",
+    ".xlsx": "xlsx",
     ".po": "po",
     ".pot": "po",
     ".xlf": "xliff",
@@ -34,6 +35,7 @@ FILE_EXTENSIONS = {
     "markdown": ".md",
     "srt": ".srt",
     "docx": ".docx",
+    "xlsx": ".xlsx",
     "po": ".po",
     "xliff": ".xlf",
 }
@@ -43,6 +45,7 @@ MEDIA_TYPES = {
     "markdown": "text/markdown; charset=utf-8",
     "srt": "application/x-subrip; charset=utf-8",
     "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
     "po": "text/x-gettext-translation",  # no charset: the file declares its own (its header's Content-Type)
     "xliff": "application/xliff+xml",  # and its own XML declaration
 }

@@ -49,6 +49,7 @@ _BY_MEDIA_TYPE = {
     "application/x-subrip": "srt",
     "text/srt": "srt",
     MEDIA_TYPES["docx"]: "docx",
+    MEDIA_TYPES["xlsx"]: "xlsx",
     MEDIA_TYPES["po"]: "po",
     "application/x-gettext": "po",
     MEDIA_TYPES["xliff"]: "xliff",

@@ -120,3 +120,23 @@ def test_64_translators_files_change_in_their_new_translations_only(fmt, source)
     changed = [unit for unit in after if after[unit] != before.get(unit)]
     assert changed and all(all(text.startswith("<") for text in after[unit]) for unit in changed)
     assert all(after[unit] == texts for unit, texts in before.items() if any(texts))
+
+
+@pytest.mark.parametrize("shift", range(0, len(HOSTILE), 3))
+def test_64_a_workbook_keeps_every_cell_but_its_strings(shift):
+    import io
+
+    import openpyxl
+
+    source = samples.xlsx_bytes()
+    prepared = prepare("xlsx", source, 300)
+    output = prepared.render(adversarial(prepared.units, shift))
+    before, after = (openpyxl.load_workbook(io.BytesIO(data), rich_text=True) for data in (source, output))
+    assert before.sheetnames == after.sheetnames
+    for sheet in before:
+        for row in sheet.iter_rows():
+            for cell in row:
+                got = after[sheet.title][cell.coordinate]
+                assert got.data_type == cell.data_type, cell.coordinate  # a blank translation keeps the source
+                if cell.data_type != "s":
+                    assert got.value == cell.value, cell.coordinate  # numbers, dates, formulas

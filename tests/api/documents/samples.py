@@ -165,3 +165,31 @@ XLIFF20 = """<?xml version="1.0" encoding="UTF-8"?>
   </file>
 </xliff>
 """.encode()
+
+
+def xlsx_bytes() -> bytes:
+    """A workbook of string cells (one rich, one shared by two cells), numbers, a date, formulas, two sheets."""
+    import datetime
+
+    import openpyxl
+    from openpyxl.cell.rich_text import CellRichText, TextBlock
+    from openpyxl.cell.text import InlineFont
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "数据"
+    sheet["A1"] = "企业官网建设流程全解析"
+    sheet["A2"] = 42
+    sheet["A3"] = "=A2*2"
+    sheet["A4"] = datetime.date(2026, 12, 3)
+    sheet["B1"] = CellRichText(
+        "防止容器耗尽主机资源。", TextBlock(InlineFont(b=True), "首次请求触发加载，后续复用，适合内存紧张环境。")
+    )
+    sheet["B2"] = "企业官网建设流程全解析"
+    sheet["B3"] = '=CONCATENATE(A1, "！")'
+    other = book.create_sheet("说明")
+    other["A1"] = "日志记录内存快照，便于问题排查"
+    other["A2"] = 3.5
+    out = io.BytesIO()
+    book.save(out)
+    return out.getvalue()

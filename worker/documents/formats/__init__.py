@@ -1,5 +1,5 @@
-"""Documents that keep their formatting: plain text, HTML, Markdown, SubRip subtitles, Word files, and the
-translators' formats, gettext PO and XLIFF 1.2/2.x.
+"""Documents that keep their formatting: plain text, HTML, Markdown, SubRip subtitles, Word files, Excel
+workbooks, and the translators' formats, gettext PO and XLIFF 1.2/2.x.
 
 A document is parsed into runs (runs.py); the job translates each run's sentences (and the spans inside
 them) as its texts, so the sentence cache, batching and progress work as for any job; the document stage
@@ -22,6 +22,7 @@ from worker.documents.formats.po_format import PoDocument
 from worker.documents.formats.runs import RunPlan, TextRun, plan_run
 from worker.documents.formats.srt_format import SrtDocument
 from worker.documents.formats.xliff_format import XliffDocument
+from worker.documents.formats.xlsx_format import XlsxDocument
 
 __all__ = ["DocumentError", "DocumentTooComplex", "DocumentLimits", "Prepared", "prepare"]
 
@@ -55,6 +56,7 @@ _FILE_PARSERS = {
     "docx": lambda data, limits, retranslate: DocxDocument(data, limits),
     "po": PoDocument,
     "xliff": XliffDocument,
+    "xlsx": lambda data, limits, retranslate: XlsxDocument(data, limits),
 }
 
 
