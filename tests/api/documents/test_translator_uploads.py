@@ -1,4 +1,4 @@
-"""Translators' files (PO, XLIFF) at the HTTP boundary: recognised by extension or media type, stored as the
+"""Translators' files (PO, XLIFF) and workbooks (.xlsx) at the HTTP boundary: recognised by extension or media type, stored as the
 bytes they are (their own encoding declared inside), charged nothing until the document stage has parsed
 them; `retranslate` is a boolean for these formats only. Their translation through the whole stack is
 tests/reliability/test_translator_files.py."""
@@ -24,10 +24,11 @@ def upload(client, name, data, **fields):  # type: ignore[no-untyped-def]
         ("app.xlf", samples.XLIFF12, "xliff"),
         ("guide.xliff", samples.XLIFF20, "xliff"),
         ("latin1.po", 'msgid "Caf\u00e9"\nmsgstr ""\n'.encode("latin-1"), "po"),  # not UTF-8: the stage reads it
+        ("figures.XLSX", samples.xlsx_bytes(), "xlsx"),
     ],
 )
 def test_translator_files_become_jobs(client, name, data, fmt):
-    response = upload(client, name, data, retranslate="true")
+    response = upload(client, name, data, **({"retranslate": "true"} if fmt != "xlsx" else {}))
     assert response.status_code == 202, response.json
     assert response.json["format"] == fmt and response.json["status"] == "parsing"
 
@@ -39,6 +40,7 @@ def test_translator_files_become_jobs(client, name, data, fmt):
         ("application/x-gettext", samples.PO, "po"),
         ("application/xliff+xml", samples.XLIFF12, "xliff"),
         ("application/x-xliff+xml", samples.XLIFF20, "xliff"),
+        ("application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", samples.xlsx_bytes(), "xlsx"),
     ],
 )
 def test_a_bare_translator_file_takes_its_format_from_the_content_type(client, media_type, data, fmt):
@@ -54,6 +56,7 @@ def test_a_bare_translator_file_takes_its_format_from_the_content_type(client, m
         ("a.po", samples.PO, {"retranslate": "x" * 100_000}, "retranslate must be true or false"),
         ("a.md", samples.MARKDOWN.encode(), {"retranslate": "true"}, "retranslate applies to po and xliff"),
         ("a.docx", samples.docx_bytes(), {"retranslate": "1"}, "retranslate applies to po and xliff"),
+        ("a.xlsx", samples.xlsx_bytes(), {"retranslate": "true"}, "retranslate applies to po and xliff"),
     ],
 )
 def test_retranslate_is_a_boolean_for_translator_files_only(client, name, data, fields, message):
@@ -71,3 +74,9 @@ def test_a_translated_template_downloads_as_a_catalog():
     assert download_name("messages.pot", "job1", ".po", "zh-en-opus") == "messages.en.po"
     assert download_name("app.xliff", "job1", ".xlf", "zh-en-opus") == "app.en.xliff"
     assert download_name(None, "job1", ".xlf", "zh-en-opus") == "job1.en.xlf"
+
+
+def test_an_xlsx_that_is_not_a_zip_is_refused_at_once(client):
+    response = upload(client, "renamed.xlsx", samples.MARKDOWN.encode())
+    assert response.status_code == 422 and response.json["error"]["code"] == "invalid_document"
+    assert ".xlsx file is a zip archive" in response.json["error"]["message"]
