@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import codecs
 
-FORMATS = ("text", "html", "markdown", "srt", "docx", "xlsx", "po", "xliff")
+FORMATS = ("text", "html", "markdown", "srt", "docx", "xlsx", "pptx", "po", "xliff")
 TEXT_FORMATS = ("text", "html", "markdown", "srt")  # the formats a JSON string can carry
 # The formats uploaded and stored as bytes (parsed by their own libraries, each reading its own encoding); the
 # job's result is then only the file to download. Zip archives among them are checked as such at upload.
-FILE_FORMATS = ("docx", "xlsx", "po", "xliff")
-ZIP_FORMATS = ("docx", "xlsx")
+FILE_FORMATS = ("docx", "xlsx", "pptx", "po", "xliff")
+ZIP_FORMATS = ("docx", "xlsx", "pptx")
 # The translators' formats: a unit already translated is kept unless the upload asks `retranslate=true`.
 TRANSLATOR_FORMATS = ("po", "xliff")
 EXTENSIONS = {
@@ -24,6 +24,7 @@ EXTENSIONS = {
     ".srt": "srt",
     ".docx": "docx",
     ".xlsx": "xlsx",
+    ".pptx": "pptx",
     ".po": "po",
     ".pot": "po",
     ".xlf": "xliff",
@@ -36,6 +37,7 @@ FILE_EXTENSIONS = {
     "srt": ".srt",
     "docx": ".docx",
     "xlsx": ".xlsx",
+    "pptx": ".pptx",
     "po": ".po",
     "xliff": ".xlf",
 }
@@ -46,6 +48,7 @@ MEDIA_TYPES = {
     "srt": "application/x-subrip; charset=utf-8",
     "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
     "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
     "po": "text/x-gettext-translation",  # no charset: the file declares its own (its header's Content-Type)
     "xliff": "application/xliff+xml",  # and its own XML declaration
 }

@@ -13,10 +13,23 @@ from transq_cli.client import TransqClient, TransqError
 
 _PARAGRAPH_BREAK = re.compile(r"(\n\s*\n)")
 # Files sent as documents (POST /v1/documents): they come back in the same format, markup untouched.
-DOCUMENT_EXTENSIONS = {".md", ".markdown", ".html", ".htm", ".srt", ".docx", ".xlsx", ".po", ".pot", ".xlf", ".xliff"}
-BINARY_EXTENSIONS = {".docx": "docx", ".xlsx": "xlsx"}  # written to a file, never to a terminal
+DOCUMENT_EXTENSIONS = {
+    ".md",
+    ".markdown",
+    ".html",
+    ".htm",
+    ".srt",
+    ".docx",
+    ".xlsx",
+    ".pptx",
+    ".po",
+    ".pot",
+    ".xlf",
+    ".xliff",
+}
+BINARY_EXTENSIONS = {".docx": "docx", ".xlsx": "xlsx", ".pptx": "pptx"}  # written to a file, never to a terminal
 # Formats the API does not translate (it answers 415): refused here before anything is sent.
-UNTRANSLATED_EXTENSIONS = {".pdf", ".doc", ".rtf", ".odt", ".xls", ".ppt", ".pptx", ".epub"}
+UNTRANSLATED_EXTENSIONS = {".pdf", ".doc", ".rtf", ".odt", ".xls", ".ppt", ".epub"}
 SUPPORTED = "text (.txt, or any UTF-8 text file, or - for standard input), " + ", ".join(sorted(DOCUMENT_EXTENSIONS))
 
 

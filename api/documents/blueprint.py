@@ -50,6 +50,7 @@ _BY_MEDIA_TYPE = {
     "text/srt": "srt",
     MEDIA_TYPES["docx"]: "docx",
     MEDIA_TYPES["xlsx"]: "xlsx",
+    MEDIA_TYPES["pptx"]: "pptx",
     MEDIA_TYPES["po"]: "po",
     "application/x-gettext": "po",
     MEDIA_TYPES["xliff"]: "xliff",

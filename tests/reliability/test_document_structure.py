@@ -140,3 +140,13 @@ def test_64_a_workbook_keeps_every_cell_but_its_strings(shift):
                 assert got.data_type == cell.data_type, cell.coordinate  # a blank translation keeps the source
                 if cell.data_type != "s":
                     assert got.value == cell.value, cell.coordinate  # numbers, dates, formulas
+
+
+@pytest.mark.parametrize("shift", range(0, len(HOSTILE), 3))
+def test_64_a_presentation_keeps_its_shapes_runs_and_line_breaks(shift):
+    from tests.worker.documents.test_pptx_format import shape_of
+
+    source = samples.pptx_bytes()
+    prepared = prepare("pptx", source, 300)
+    output = prepared.render(adversarial(prepared.units, shift))
+    assert shape_of(output) == shape_of(source)

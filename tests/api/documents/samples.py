@@ -193,3 +193,30 @@ def xlsx_bytes() -> bytes:
     out = io.BytesIO()
     book.save(out)
     return out.getvalue()
+
+
+def pptx_bytes() -> bytes:
+    """Two slides: a title and subtitle, a text box of two runs (one bold) and a line break, a table, notes."""
+    from pptx import Presentation
+    from pptx.util import Inches
+
+    deck = Presentation()
+    first = deck.slides.add_slide(deck.slide_layouts[0])
+    first.shapes.title.text = "企业官网建设流程全解析"
+    first.placeholders[1].text = "日志记录内存快照，便于问题排查"
+    first.notes_slide.notes_text_frame.text = "完成内存优化后，可进一步探索以下方向："
+    second = deck.slides.add_slide(deck.slide_layouts[6])
+    paragraph = second.shapes.add_textbox(Inches(1), Inches(1), Inches(6), Inches(1)).text_frame.paragraphs[0]
+    paragraph.add_run().text = "防止容器耗尽主机资源。"
+    bold = paragraph.add_run()
+    bold.text = "首次请求触发加载，后续复用，适合内存紧张环境。"
+    bold.font.bold = True
+    paragraph.add_line_break()
+    paragraph.add_run().text = "方案A：预加载模型（推荐）"
+    table = second.shapes.add_table(2, 2, Inches(1), Inches(3), Inches(6), Inches(1)).table
+    table.cell(0, 0).text = "方案B：按需懒加载（节省冷启动内存）"
+    table.cell(0, 1).text = "42"
+    table.cell(1, 0).text = "使用fp16或int8量化降低静态内存占用"
+    out = io.BytesIO()
+    deck.save(out)
+    return out.getvalue()

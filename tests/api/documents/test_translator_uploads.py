@@ -25,10 +25,11 @@ def upload(client, name, data, **fields):  # type: ignore[no-untyped-def]
         ("guide.xliff", samples.XLIFF20, "xliff"),
         ("latin1.po", 'msgid "Caf\u00e9"\nmsgstr ""\n'.encode("latin-1"), "po"),  # not UTF-8: the stage reads it
         ("figures.XLSX", samples.xlsx_bytes(), "xlsx"),
+        ("slides.pptx", samples.pptx_bytes(), "pptx"),
     ],
 )
 def test_translator_files_become_jobs(client, name, data, fmt):
-    response = upload(client, name, data, **({"retranslate": "true"} if fmt != "xlsx" else {}))
+    response = upload(client, name, data, **({"retranslate": "true"} if fmt in ("po", "xliff") else {}))
     assert response.status_code == 202, response.json
     assert response.json["format"] == fmt and response.json["status"] == "parsing"
 
@@ -76,7 +77,8 @@ def test_a_translated_template_downloads_as_a_catalog():
     assert download_name(None, "job1", ".xlf", "zh-en-opus") == "job1.en.xlf"
 
 
-def test_an_xlsx_that_is_not_a_zip_is_refused_at_once(client):
-    response = upload(client, "renamed.xlsx", samples.MARKDOWN.encode())
+@pytest.mark.parametrize("name", ["renamed.xlsx", "renamed.pptx"])
+def test_an_office_file_that_is_not_a_zip_is_refused_at_once(client, name):
+    response = upload(client, name, samples.MARKDOWN.encode())
     assert response.status_code == 422 and response.json["error"]["code"] == "invalid_document"
-    assert ".xlsx file is a zip archive" in response.json["error"]["message"]
+    assert "file is a zip archive" in response.json["error"]["message"]

@@ -1,5 +1,5 @@
 """Documents that keep their formatting: plain text, HTML, Markdown, SubRip subtitles, Word files, Excel
-workbooks, and the translators' formats, gettext PO and XLIFF 1.2/2.x.
+workbooks, PowerPoint presentations, and the translators' formats, gettext PO and XLIFF 1.2/2.x.
 
 A document is parsed into runs (runs.py); the job translates each run's sentences (and the spans inside
 them) as its texts, so the sentence cache, batching and progress work as for any job; the document stage
@@ -19,6 +19,7 @@ from worker.documents.formats.limits import Budget, DocumentLimits
 from worker.documents.formats.markdown_format import MarkdownDocument
 from worker.documents.formats.placement import TranslatedRun, translate_run
 from worker.documents.formats.po_format import PoDocument
+from worker.documents.formats.pptx_format import PptxDocument
 from worker.documents.formats.runs import RunPlan, TextRun, plan_run
 from worker.documents.formats.srt_format import SrtDocument
 from worker.documents.formats.xliff_format import XliffDocument
@@ -57,6 +58,7 @@ _FILE_PARSERS = {
     "po": PoDocument,
     "xliff": XliffDocument,
     "xlsx": lambda data, limits, retranslate: XlsxDocument(data, limits),
+    "pptx": lambda data, limits, retranslate: PptxDocument(data, limits),
 }
 
 

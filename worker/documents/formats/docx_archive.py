@@ -1,6 +1,6 @@
-"""An Office file (.docx, .xlsx) checked before anything reads it: a zip that holds its main part, unpacking
+"""An Office file (.docx, .xlsx, .pptx) checked before anything reads it: a zip that holds its main part, unpacking
 to at most TRANSQ_DOCX_UNPACKED_BASE_MB + TRANSQ_DOCX_UNPACKED_RATIO x its size, whose text parts' elements
-(paragraphs, runs and table cells; shared strings and their runs), counted in one streaming pass (nothing
+(paragraphs, runs and table cells; strings, their runs and cells), counted in one streaming pass (nothing
 kept), are within TRANSQ_MAX_DOCUMENT_PARTS. python-docx builds the whole tree in memory (several times the
 XML's size), so this is what bounds its time and memory."""
 
@@ -19,6 +19,7 @@ from worker.documents.formats.limits import Budget, DocumentLimits
 
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _S = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
+_A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,13 @@ XLSX = ArchiveKind(
     "xl/workbook.xml",
     re.compile(r"xl/(sharedStrings|worksheets/sheet\d+)\.xml"),
     (f"{_S}si", f"{_S}r", f"{_S}c"),
+)
+PPTX = ArchiveKind(
+    ".pptx",
+    "presentation",
+    "ppt/presentation.xml",
+    re.compile(r"ppt/(slides/slide\d+|notesSlides/notesSlide\d+)\.xml"),
+    (f"{_A}p", f"{_A}r", f"{_A}tc"),
 )
 MAIN = DOCX.main
 
