@@ -112,3 +112,14 @@ def test_a_workbook_comes_back_with_its_string_cells_translated_only(stack):
                     assert copied_from(str(got), cell.value), (cell.coordinate, got)
                 else:
                     assert got == cell.value, cell.coordinate  # numbers, dates, formulas
+
+
+def test_a_presentation_comes_back_with_its_runs(stack):
+    from tests.worker.documents.test_pptx_format import shape_of, texts_of
+
+    source = samples.pptx_bytes()
+    download = translated(stack, "slides.pptx", source)
+    assert download.headers["Content-Type"].endswith("presentationml.presentation")
+    assert shape_of(download.content) == shape_of(source)
+    for before, after in zip(texts_of(source), texts_of(download.content)):
+        assert before == after == "" or copied_from(after, before), (before, after)
