@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import codecs
 
-FORMATS = ("text", "html", "markdown", "srt", "docx", "xlsx", "pptx", "po", "xliff")
+FORMATS = ("text", "html", "markdown", "srt", "docx", "xlsx", "pptx", "odt", "po", "xliff")
 TEXT_FORMATS = ("text", "html", "markdown", "srt")  # the formats a JSON string can carry
 # The formats uploaded and stored as bytes (parsed by their own libraries, each reading its own encoding); the
 # job's result is then only the file to download. Zip archives among them are checked as such at upload.
-FILE_FORMATS = ("docx", "xlsx", "pptx", "po", "xliff")
-ZIP_FORMATS = ("docx", "xlsx", "pptx")
+FILE_FORMATS = ("docx", "xlsx", "pptx", "odt", "po", "xliff")
+ZIP_FORMATS = ("docx", "xlsx", "pptx", "odt")
 # The translators' formats: a unit already translated is kept unless the upload asks `retranslate=true`.
 TRANSLATOR_FORMATS = ("po", "xliff")
 EXTENSIONS = {
@@ -25,6 +25,7 @@ EXTENSIONS = {
     ".docx": "docx",
     ".xlsx": "xlsx",
     ".pptx": "pptx",
+    ".odt": "odt",
     ".po": "po",
     ".pot": "po",
     ".xlf": "xliff",
@@ -38,6 +39,7 @@ FILE_EXTENSIONS = {
     "docx": ".docx",
     "xlsx": ".xlsx",
     "pptx": ".pptx",
+    "odt": ".odt",
     "po": ".po",
     "xliff": ".xlf",
 }
@@ -49,6 +51,7 @@ MEDIA_TYPES = {
     "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
     "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
     "pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    "odt": "application/vnd.oasis.opendocument.text",
     "po": "text/x-gettext-translation",  # no charset: the file declares its own (its header's Content-Type)
     "xliff": "application/xliff+xml",  # and its own XML declaration
 }

@@ -22,14 +22,20 @@ DOCUMENT_EXTENSIONS = {
     ".docx",
     ".xlsx",
     ".pptx",
+    ".odt",
     ".po",
     ".pot",
     ".xlf",
     ".xliff",
 }
-BINARY_EXTENSIONS = {".docx": "docx", ".xlsx": "xlsx", ".pptx": "pptx"}  # written to a file, never to a terminal
+BINARY_EXTENSIONS = {
+    ".docx": "docx",
+    ".xlsx": "xlsx",
+    ".pptx": "pptx",
+    ".odt": "odt",
+}  # written to a file, never to a terminal
 # Formats the API does not translate (it answers 415): refused here before anything is sent.
-UNTRANSLATED_EXTENSIONS = {".pdf", ".doc", ".rtf", ".odt", ".xls", ".ppt", ".epub"}
+UNTRANSLATED_EXTENSIONS = {".pdf", ".doc", ".rtf", ".xls", ".ppt", ".epub"}
 SUPPORTED = "text (.txt, or any UTF-8 text file, or - for standard input), " + ", ".join(sorted(DOCUMENT_EXTENSIONS))
 
 

@@ -51,6 +51,7 @@ _BY_MEDIA_TYPE = {
     MEDIA_TYPES["docx"]: "docx",
     MEDIA_TYPES["xlsx"]: "xlsx",
     MEDIA_TYPES["pptx"]: "pptx",
+    MEDIA_TYPES["odt"]: "odt",
     MEDIA_TYPES["po"]: "po",
     "application/x-gettext": "po",
     MEDIA_TYPES["xliff"]: "xliff",

@@ -84,7 +84,7 @@ def paths(settings: Settings) -> dict[str, Any]:
         },
         "/v1/documents": {
             "post": {
-                "summary": "Submit a document file (.txt, .md, .html, .srt, .docx, .xlsx, .pptx, .po, .xlf) to translate",
+                "summary": "Submit a document file (.txt, .md, .html, .srt, .docx, .xlsx, .pptx, .odt, .po, .xlf) to translate",
                 "description": "The file as the `file` field of a multipart form (with optional `format`, "
                 "`source_lang` (`auto`: detected by the document stage from the parsed text), `target_lang`, "
                 "`callback_url`, `glossary` (JSON text), `glossary_id` and `scores` fields), or as the body itself "
@@ -118,7 +118,7 @@ def paths(settings: Settings) -> dict[str, Any]:
                     ),
                     "415": error("A file type transq does not read (`unsupported_media_type`)."),
                     "422": error(
-                        "A file that is not UTF-8/UTF-16 text, or a .docx, .xlsx or .pptx that is not a zip (`invalid_document`), "
+                        "A file that is not UTF-8/UTF-16 text, or a .docx, .xlsx, .pptx or .odt that is not a zip (`invalid_document`), "
                         "an empty one (`validation_error`), `retranslate` other than a boolean or for a format but PO "
                         "and XLIFF (`validation_error`), or as for POST /v1/jobs. What only parsing finds (a "
                         "broken .docx, a malformed PO or XLIFF file, an XLIFF with a DOCTYPE, a SubRip file without timings, a zip without word/document.xml: "

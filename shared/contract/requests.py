@@ -19,7 +19,7 @@ from shared.document_formats import FORMATS, TEXT_FORMATS
 FORM_FIELDS_BYTES = 65536
 
 _REFUSED = {
-    "format": f"{{field}} must be one of {', '.join(TEXT_FORMATS)} (a .docx, .xlsx, .pptx, .po or .xlf file goes to /v1/documents)",
+    "format": f"{{field}} must be one of {', '.join(TEXT_FORMATS)} (a .docx, .xlsx, .pptx, .odt, .po or .xlf file goes to /v1/documents)",
     "glossary_id": "{field} must be the id of a stored glossary (32 hex digits)",
     "scores": "{field} must be true or false",
     "retranslate": "{field} must be true or false",

@@ -150,3 +150,13 @@ def test_64_a_presentation_keeps_its_shapes_runs_and_line_breaks(shift):
     prepared = prepare("pptx", source, 300)
     output = prepared.render(adversarial(prepared.units, shift))
     assert shape_of(output) == shape_of(source)
+
+
+@pytest.mark.parametrize("shift", range(0, len(HOSTILE), 3))
+def test_64_an_odt_keeps_every_element(shift):
+    from tests.worker.documents.test_odt_format import shape_of
+
+    source = samples.odt_bytes()
+    prepared = prepare("odt", source, 300)
+    output = prepared.render(adversarial(prepared.units, shift))
+    assert shape_of(output) == shape_of(source)

@@ -123,3 +123,12 @@ def test_a_presentation_comes_back_with_its_runs(stack):
     assert shape_of(download.content) == shape_of(source)
     for before, after in zip(texts_of(source), texts_of(download.content)):
         assert before == after == "" or copied_from(after, before), (before, after)
+
+
+def test_an_odt_comes_back_with_its_elements(stack):
+    from tests.worker.documents.test_odt_format import shape_of
+
+    source = samples.odt_bytes()
+    download = translated(stack, "letter.odt", source)
+    assert download.headers["Content-Type"] == "application/vnd.oasis.opendocument.text"
+    assert shape_of(download.content) == shape_of(source)

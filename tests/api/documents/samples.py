@@ -220,3 +220,39 @@ def pptx_bytes() -> bytes:
     out = io.BytesIO()
     deck.save(out)
     return out.getvalue()
+
+
+def odt_bytes() -> bytes:
+    """A heading, a paragraph with a bold span, a link and a line break, a note, and a table cell."""
+    from odf.opendocument import OpenDocumentText
+    from odf.style import Style, TextProperties
+    from odf.table import Table, TableCell, TableColumn, TableRow
+    from odf.text import A, H, LineBreak, Note, NoteBody, NoteCitation, P, Span
+
+    document = OpenDocumentText()
+    bold = Style(name="Bold", family="text")
+    bold.addElement(TextProperties(fontweight="bold"))
+    document.automaticstyles.addElement(bold)
+    document.text.addElement(H(outlinelevel=1, text="企业官网建设流程全解析"))
+    paragraph = P(text="防止容器耗尽主机资源。")
+    paragraph.addElement(Span(stylename=bold, text="首次请求触发加载，后续复用，适合内存紧张环境。"))
+    paragraph.addElement(LineBreak())
+    paragraph.addElement(A(href="https://example.com/", text="方案A：预加载模型（推荐）"))
+    note = Note(id="n1", noteclass="footnote")
+    note.addElement(NoteCitation(text="1"))
+    body = NoteBody()
+    body.addElement(P(text="日志记录内存快照，便于问题排查"))
+    note.addElement(body)
+    paragraph.addElement(note)
+    document.text.addElement(paragraph)
+    table = Table(name="表")
+    table.addElement(TableColumn())
+    row = TableRow()
+    cell = TableCell()
+    cell.addElement(P(text="使用fp16或int8量化降低静态内存占用"))
+    row.addElement(cell)
+    table.addElement(row)
+    document.text.addElement(table)
+    out = io.BytesIO()
+    document.write(out)
+    return out.getvalue()

@@ -26,6 +26,7 @@ def upload(client, name, data, **fields):  # type: ignore[no-untyped-def]
         ("latin1.po", 'msgid "Caf\u00e9"\nmsgstr ""\n'.encode("latin-1"), "po"),  # not UTF-8: the stage reads it
         ("figures.XLSX", samples.xlsx_bytes(), "xlsx"),
         ("slides.pptx", samples.pptx_bytes(), "pptx"),
+        ("letter.odt", samples.odt_bytes(), "odt"),
     ],
 )
 def test_translator_files_become_jobs(client, name, data, fmt):
@@ -77,7 +78,7 @@ def test_a_translated_template_downloads_as_a_catalog():
     assert download_name(None, "job1", ".xlf", "zh-en-opus") == "job1.en.xlf"
 
 
-@pytest.mark.parametrize("name", ["renamed.xlsx", "renamed.pptx"])
+@pytest.mark.parametrize("name", ["renamed.xlsx", "renamed.pptx", "renamed.odt"])
 def test_an_office_file_that_is_not_a_zip_is_refused_at_once(client, name):
     response = upload(client, name, samples.MARKDOWN.encode())
     assert response.status_code == 422 and response.json["error"]["code"] == "invalid_document"

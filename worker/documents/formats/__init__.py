@@ -1,5 +1,5 @@
 """Documents that keep their formatting: plain text, HTML, Markdown, SubRip subtitles, Word files, Excel
-workbooks, PowerPoint presentations, and the translators' formats, gettext PO and XLIFF 1.2/2.x.
+workbooks, PowerPoint presentations, OpenDocument text, and the translators' formats, gettext PO and XLIFF 1.2/2.x.
 
 A document is parsed into runs (runs.py); the job translates each run's sentences (and the spans inside
 them) as its texts, so the sentence cache, batching and progress work as for any job; the document stage
@@ -17,6 +17,7 @@ from worker.documents.formats.docx_format import DocxDocument
 from worker.documents.formats.html_format import parse_markup
 from worker.documents.formats.limits import Budget, DocumentLimits
 from worker.documents.formats.markdown_format import MarkdownDocument
+from worker.documents.formats.odt_format import OdtDocument
 from worker.documents.formats.placement import TranslatedRun, translate_run
 from worker.documents.formats.po_format import PoDocument
 from worker.documents.formats.pptx_format import PptxDocument
@@ -59,6 +60,7 @@ _FILE_PARSERS = {
     "xliff": XliffDocument,
     "xlsx": lambda data, limits, retranslate: XlsxDocument(data, limits),
     "pptx": lambda data, limits, retranslate: PptxDocument(data, limits),
+    "odt": lambda data, limits, retranslate: OdtDocument(data, limits),
 }
 
 

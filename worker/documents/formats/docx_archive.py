@@ -1,4 +1,4 @@
-"""An Office file (.docx, .xlsx, .pptx) checked before anything reads it: a zip that holds its main part, unpacking
+"""An Office file (.docx, .xlsx, .pptx, .odt) checked before anything reads it: a zip that holds its main part, unpacking
 to at most TRANSQ_DOCX_UNPACKED_BASE_MB + TRANSQ_DOCX_UNPACKED_RATIO x its size, whose text parts' elements
 (paragraphs, runs and table cells; strings, their runs and cells), counted in one streaming pass (nothing
 kept), are within TRANSQ_MAX_DOCUMENT_PARTS. python-docx builds the whole tree in memory (several times the
@@ -51,6 +51,14 @@ PPTX = ArchiveKind(
     "ppt/presentation.xml",
     re.compile(r"ppt/(slides/slide\d+|notesSlides/notesSlide\d+)\.xml"),
     (f"{_A}p", f"{_A}r", f"{_A}tc"),
+)
+_T = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
+ODT = ArchiveKind(
+    ".odt",
+    "OpenDocument text",
+    "content.xml",
+    re.compile(r"content\.xml|styles\.xml"),
+    (f"{_T}p", f"{_T}h", f"{_T}span"),
 )
 MAIN = DOCX.main
 
