@@ -13,7 +13,7 @@ from api.memories import add_corrections, owned
 from api.submission import submit
 from api.validation import parse_translation_request, read_json_object, validated
 from shared.contract.job_view import job_view
-from shared.contract.requests import CorrectionsBody
+from shared.contract.stored_bodies import CorrectionsBody
 from shared.errors import Conflict, NotFound, ValidationError
 from shared.store.job_record import Job, is_job_id
 from shared.store.job_status import Move

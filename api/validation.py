@@ -190,7 +190,9 @@ def document_request(
     checks TRANSQ_MAX_CHARS and TRANSQ_MAX_SENTENCES on them (and chooses the route where the languages
     asked for, kept in the layout, leave it to detection)."""
     languages = {"source_lang": options.get("source_lang"), "target_lang": options.get("target_lang")}
-    layout = json.dumps({**upload.layout, "sha256": upload.digest, **languages}, ensure_ascii=False)
+    options = dict(options)
+    kept = {"retranslate": True} if options.pop("retranslate", False) else {}  # read by the document stage
+    layout = json.dumps({**upload.layout, "sha256": upload.digest, **languages, **kept}, ensure_ascii=False)
     return TranslationRequest(
         format=fmt,
         document=layout,

@@ -6,8 +6,14 @@ from __future__ import annotations
 
 import codecs
 
-FORMATS = ("text", "html", "markdown", "srt", "docx")
+FORMATS = ("text", "html", "markdown", "srt", "docx", "xlsx", "pptx", "odt", "po", "xliff")
 TEXT_FORMATS = ("text", "html", "markdown", "srt")  # the formats a JSON string can carry
+# The formats uploaded and stored as bytes (parsed by their own libraries, each reading its own encoding); the
+# job's result is then only the file to download. Zip archives among them are checked as such at upload.
+FILE_FORMATS = ("docx", "xlsx", "pptx", "odt", "po", "xliff")
+ZIP_FORMATS = ("docx", "xlsx", "pptx", "odt")
+# The translators' formats: a unit already translated is kept unless the upload asks `retranslate=true`.
+TRANSLATOR_FORMATS = ("po", "xliff")
 EXTENSIONS = {
     ".txt": "text",
     ".text": "text",
@@ -17,14 +23,37 @@ EXTENSIONS = {
     ".htm": "html",
     ".srt": "srt",
     ".docx": "docx",
+    ".xlsx": "xlsx",
+    ".pptx": "pptx",
+    ".odt": "odt",
+    ".po": "po",
+    ".pot": "po",
+    ".xlf": "xliff",
+    ".xliff": "xliff",
 }
-FILE_EXTENSIONS = {"text": ".txt", "html": ".html", "markdown": ".md", "srt": ".srt", "docx": ".docx"}
+FILE_EXTENSIONS = {
+    "text": ".txt",
+    "html": ".html",
+    "markdown": ".md",
+    "srt": ".srt",
+    "docx": ".docx",
+    "xlsx": ".xlsx",
+    "pptx": ".pptx",
+    "odt": ".odt",
+    "po": ".po",
+    "xliff": ".xlf",
+}
 MEDIA_TYPES = {
     "text": "text/plain; charset=utf-8",
     "html": "text/html; charset=utf-8",
     "markdown": "text/markdown; charset=utf-8",
     "srt": "application/x-subrip; charset=utf-8",
     "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    "odt": "application/vnd.oasis.opendocument.text",
+    "po": "text/x-gettext-translation",  # no charset: the file declares its own (its header's Content-Type)
+    "xliff": "application/xliff+xml",  # and its own XML declaration
 }
 
 

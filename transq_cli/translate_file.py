@@ -13,9 +13,29 @@ from transq_cli.client import TransqClient, TransqError
 
 _PARAGRAPH_BREAK = re.compile(r"(\n\s*\n)")
 # Files sent as documents (POST /v1/documents): they come back in the same format, markup untouched.
-DOCUMENT_EXTENSIONS = {".md", ".markdown", ".html", ".htm", ".srt", ".docx"}
+DOCUMENT_EXTENSIONS = {
+    ".md",
+    ".markdown",
+    ".html",
+    ".htm",
+    ".srt",
+    ".docx",
+    ".xlsx",
+    ".pptx",
+    ".odt",
+    ".po",
+    ".pot",
+    ".xlf",
+    ".xliff",
+}
+BINARY_EXTENSIONS = {
+    ".docx": "docx",
+    ".xlsx": "xlsx",
+    ".pptx": "pptx",
+    ".odt": "odt",
+}  # written to a file, never to a terminal
 # Formats the API does not translate (it answers 415): refused here before anything is sent.
-UNTRANSLATED_EXTENSIONS = {".pdf", ".doc", ".rtf", ".odt", ".xls", ".xlsx", ".ppt", ".pptx", ".epub"}
+UNTRANSLATED_EXTENSIONS = {".pdf", ".doc", ".rtf", ".xls", ".ppt", ".epub"}
 SUPPORTED = "text (.txt, or any UTF-8 text file, or - for standard input), " + ", ".join(sorted(DOCUMENT_EXTENSIONS))
 
 
@@ -116,8 +136,8 @@ def translate_file(args: argparse.Namespace) -> int:
                 sys.stderr.write("transq: --memory applies to plain text files, not documents\n")
                 return 2
             if path.suffix.lower() in DOCUMENT_EXTENSIONS:
-                if path.suffix.lower() == ".docx" and not args.output and sys.stdout.isatty():
-                    sys.stderr.write("transq: a .docx translation is a file: write it with -o FILE\n")
+                if path.suffix.lower() in BINARY_EXTENSIONS and not args.output and sys.stdout.isatty():
+                    sys.stderr.write(f"transq: a {path.suffix.lower()} translation is a file: write it with -o FILE\n")
                     return 2
                 data = path.read_bytes()
                 job = client.upload(path.name, data, source_lang=args.source, target_lang=args.target, **options)
@@ -162,8 +182,8 @@ def translate_file(args: argparse.Namespace) -> int:
 def _write(output: str | None, data: bytes, fmt: str) -> int:
     if output:
         Path(output).write_bytes(data)
-    elif fmt == "docx" and sys.stdout.isatty():
-        sys.stderr.write("transq: a .docx translation is a file: write it with -o FILE\n")
+    elif fmt in BINARY_EXTENSIONS.values() and sys.stdout.isatty():
+        sys.stderr.write(f"transq: a .{fmt} translation is a file: write it with -o FILE\n")
         return 2
     else:
         sys.stdout.buffer.write(data)

@@ -17,7 +17,16 @@ from api.jobs import job_response, load_job
 from api.submission import submit
 from api.validation import document_request, parse_document_options, read_body
 from shared.contract import FORM_FIELDS_BYTES, DocumentOptions
-from shared.document_formats import EXTENSIONS, FILE_EXTENSIONS, FORMATS, MEDIA_TYPES, DocumentError, decode_text
+from shared.document_formats import (
+    EXTENSIONS,
+    FILE_EXTENSIONS,
+    FILE_FORMATS,
+    FORMATS,
+    MEDIA_TYPES,
+    TRANSLATOR_FORMATS,
+    DocumentError,
+    decode_text,
+)
 from shared.errors import (
     BadRequest,
     Conflict,
@@ -40,6 +49,13 @@ _BY_MEDIA_TYPE = {
     "application/x-subrip": "srt",
     "text/srt": "srt",
     MEDIA_TYPES["docx"]: "docx",
+    MEDIA_TYPES["xlsx"]: "xlsx",
+    MEDIA_TYPES["pptx"]: "pptx",
+    MEDIA_TYPES["odt"]: "odt",
+    MEDIA_TYPES["po"]: "po",
+    "application/x-gettext": "po",
+    MEDIA_TYPES["xliff"]: "xliff",
+    "application/x-xliff+xml": "xliff",
 }
 _SUPPORTED = ", ".join(sorted(EXTENSIONS))
 _FIELDS = ("format", *DocumentOptions.model_fields)  # what a form or a bare body's query may carry
@@ -73,11 +89,13 @@ def submit_document(fields: dict[str, str], data: bytes, filename: str | None, m
         raise ValidationError("the document is empty")
     fmt = _format_of(fields.get("format"), filename, media_type)
     try:
-        source: str | bytes = data if fmt == "docx" else decode_text(data)
+        source: str | bytes = data if fmt in FILE_FORMATS else decode_text(data)
     except DocumentError as exc:
         raise InvalidDocument(f"{filename or 'the document'}: {exc}") from None
     upload = document_upload([source], fmt, settings.max_sentence_chars, filename)  # type: ignore[list-item]
     options = parse_document_options({k: v for k, v in fields.items() if k != "format"}, settings)
+    if options.get("retranslate") and fmt not in TRANSLATOR_FORMATS:
+        raise ValidationError(f"retranslate applies to {' and '.join(TRANSLATOR_FORMATS)} files only, not {fmt}")
     translation = with_glossary(document_request(upload, fmt, options, filename or ""), client_id())
     return submit(services(), translation, request.headers.get("Idempotency-Key"), client_id(), owner_id())
 

@@ -14,6 +14,7 @@ from urllib.parse import quote
 
 MAX_NAME_CHARS = 100
 _DROPPED_CATEGORIES = ("C", "Z")  # control, format, surrogate, private, unassigned; separators but space
+_TRANSLATED_SUFFIXES = {".pot": ".po"}  # a gettext template, translated, is a catalog
 _ASCII_KEPT = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_ ()+,")
 
 
@@ -24,6 +25,7 @@ def download_name(filename: str | None, job_id: str, extension: str, route: str)
     base = PurePosixPath(_clean((filename or "").replace("\\", "/")).replace("/", " ").strip(" .") or job_id)
     stem = _clean(base.stem if base.suffix else base.name).strip(" .") or "document"
     suffix = base.suffix if base.suffix and len(base.suffix) <= 16 else extension
+    suffix = _TRANSLATED_SUFFIXES.get(suffix.lower(), suffix)
     tail = f".{_clean(target)[:16]}{suffix}"
     return stem[: MAX_NAME_CHARS - len(tail)].rstrip(" .") + tail
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from api.current import services
 from shared.contract.job_view import download_url
+from shared.document_formats import FILE_FORMATS, ZIP_FORMATS
 from shared.errors import InvalidDocument, NotFound
 from shared.store.document_store import pack_documents
 from shared.store.job_record import Job
@@ -36,12 +37,12 @@ class DocumentUpload:
 def document_upload(
     sources: list[str] | list[bytes], fmt: str, max_sentence_chars: int, filename: str | None = None
 ) -> DocumentUpload:
-    if fmt == "docx" and not all(isinstance(s, bytes) and s.startswith(b"PK") for s in sources):
-        raise InvalidDocument(f"{filename or 'the document'}: a .docx file is a zip archive; this is not one")
+    if fmt in ZIP_FORMATS and not all(isinstance(s, bytes) and s.startswith(b"PK") for s in sources):
+        raise InvalidDocument(f"{filename or 'the document'}: a .{fmt} file is a zip archive; this is not one")
     layout = {"format": fmt, "filename": filename, "max_sentence_chars": max_sentence_chars, "count": len(sources)}
-    # A text document is charged its file's characters now, a .docx nothing: the document stage settles
-    # either to the characters of the text it parses (worker.documents.stage_quota).
-    characters = 0 if fmt == "docx" else sum(len(source) for source in sources)
+    # A text document is charged its file's characters now, a file format's (.docx, .po, .xlf) nothing: the
+    # document stage settles either to the characters of the text it parses (worker.documents.stage_quota).
+    characters = 0 if fmt in FILE_FORMATS else sum(len(source) for source in sources)
     return DocumentUpload(layout, pack_documents(sources), characters)
 
 

@@ -13,13 +13,13 @@ from shared.contract.requests import (
     DetectRequest,
     DocumentForm,
     DocumentOptions,
-    GlossaryBody,
     JobRequest,
     Languages,
     LegacyRequest,
     Texts,
     TranslateRequest,
 )
+from shared.contract.stored_bodies import GlossaryBody
 from shared.contract.views import (
     CallbackDelivery,
     Confidence,

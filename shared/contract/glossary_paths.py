@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from shared.contract.fields import GLOSSARY_ID_PATTERN
-from shared.contract.requests import GlossaryBody
 from shared.contract.responses import ERRORS, READ_ERRORS, answer, error, json_body
+from shared.contract.stored_bodies import GlossaryBody
 from shared.contract.views import Glossaries, Glossary
 
 GLOSSARY_ID = {

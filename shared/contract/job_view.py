@@ -17,6 +17,7 @@ from shared.contract import (
     Progress,
     QualityGate,
 )
+from shared.document_formats import FILE_FORMATS
 from shared.errors import ErrorCode
 from shared.store.document_store import DocumentStore
 from shared.store.job_record import Job
@@ -130,7 +131,7 @@ def download_url(job_id: str) -> str:
 
 
 def _document_result(job: Job, documents: DocumentStore) -> JobResult:
-    """A Word file is only downloaded; a text document's translation is in the job too (none once expired)."""
-    if job.format == "docx":
+    """A file format's document (Word, PO, XLIFF) is only downloaded; a text document's translation is in the job too (none once expired)."""
+    if job.format in FILE_FORMATS:
         return JobResult(document_url=download_url(job.id))
     return JobResult(document_url=download_url(job.id), translations=documents.translated(job.id, job.format) or [])

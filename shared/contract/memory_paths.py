@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from shared.contract.requests import CorrectionsBody
 from shared.contract.responses import ERRORS, JOB_ID, READ_ERRORS, answer, error, json_body
+from shared.contract.stored_bodies import CorrectionsBody
 from shared.contract.views import Corrected, ImportedMemory, Memories
 
 MEMORY_ID = {

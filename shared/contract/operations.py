@@ -11,10 +11,8 @@ from shared.contract.glossary_paths import glossary_paths
 from shared.contract.memory_paths import memory_paths
 from shared.contract.requests import (
     FORM_FIELDS_BYTES,
-    CorrectionsBody,
     DetectRequest,
     DocumentForm,
-    GlossaryBody,
     JobRequest,
     LegacyRequest,
     TranslateRequest,
@@ -34,6 +32,7 @@ from shared.contract.responses import (
     ref,
 )
 from shared.contract.service_paths import service_paths
+from shared.contract.stored_bodies import CorrectionsBody, GlossaryBody
 from shared.contract.views import (
     Corrected,
     Detections,
@@ -95,7 +94,7 @@ def paths(settings: Settings) -> dict[str, Any]:
         },
         "/v1/documents": {
             "post": {
-                "summary": "Submit a document file (.txt, .md, .html, .srt, .docx) to translate",
+                "summary": "Submit a document file (.txt, .md, .html, .srt, .docx, .xlsx, .pptx, .odt, .po, .xlf) to translate",
                 "description": "The file as the `file` field of a multipart form (with optional `format`, "
                 "`source_lang` (`auto`: detected by the document stage from the parsed text), `target_lang`, "
                 "`callback_url`, `glossary` (JSON text), `glossary_id` and `scores` fields), or as the body itself "
@@ -129,9 +128,10 @@ def paths(settings: Settings) -> dict[str, Any]:
                     ),
                     "415": error("A file type transq does not read (`unsupported_media_type`)."),
                     "422": error(
-                        "A file that is not UTF-8/UTF-16 text, or a .docx that is not a zip (`invalid_document`), "
-                        "an empty one (`validation_error`), or as for POST /v1/jobs. What only parsing finds (a "
-                        "broken .docx, a SubRip file without timings, a zip without word/document.xml: "
+                        "A file that is not UTF-8/UTF-16 text, or a .docx, .xlsx, .pptx or .odt that is not a zip (`invalid_document`), "
+                        "an empty one (`validation_error`), `retranslate` other than a boolean or for a format but PO "
+                        "and XLIFF (`validation_error`), or as for POST /v1/jobs. What only parsing finds (a "
+                        "broken .docx, a malformed PO or XLIFF file, an XLIFF with a DOCTYPE, a SubRip file without timings, a zip without word/document.xml: "
                         "`invalid_document`; one over TRANSQ_MAX_DOCUMENT_PARTS or a .docx over its unpacked-size "
                         "limit: `document_too_complex`; too much text) fails the job instead."
                     ),

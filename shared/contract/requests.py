@@ -30,12 +30,13 @@ from shared.settings.checks import CONFIDENCE_RANGE
 FORM_FIELDS_BYTES = 65536
 
 _REFUSED = {
-    "format": f"{{field}} must be one of {', '.join(TEXT_FORMATS)} (a .docx file goes to /v1/documents)",
+    "format": f"{{field}} must be one of {', '.join(TEXT_FORMATS)} (a .docx, .xlsx, .pptx, .odt, .po or .xlf file goes to /v1/documents)",
     "glossary_id": "{field} must be the id of a stored glossary (32 hex digits)",
     "scores": "{field} must be true or false",
     "on_low_confidence": '{field} must be "flag" or "withhold"',
     "translation_memory": "{field} must be the id of a stored translation memory (32 hex digits) or a list of 1 to "
     "TRANSQ_MEMORY_MAX_PER_JOB of them",
+    "retranslate": "{field} must be true or false",
 }
 _MEMORY_ID = re.compile(r"[0-9a-f]{32}")
 
@@ -216,7 +217,8 @@ class LegacyRequest(Body):
 
 class DocumentOptions(Languages, QualityGateOptions):
     """What a document upload may ask for besides its file (form fields, or query parameters with a bare
-    body): its languages, a glossary (as JSON text), a stored glossary, scores."""
+    body): its languages, a glossary (as JSON text), a stored glossary, scores, and for a translator's file
+    whether its translated units are translated again."""
 
     glossary: GlossaryTerms = Field(  # type: ignore[assignment]
         None, json_schema_extra={"contentMediaType": "application/json"}, description="As a job's, as JSON text."
@@ -226,6 +228,11 @@ class DocumentOptions(Languages, QualityGateOptions):
     scores: bool = Field(
         False,
         description="`true`: the job's `result.scores` holds each document's sentences' confidences, in order.",
+    )
+    retranslate: bool = Field(
+        False,
+        description="A PO or XLIFF file only: `true` translates every unit, the already translated ones too "
+        "(by default those are kept as they are).",
     )
 
     @field_validator("glossary", mode="before")
@@ -238,7 +245,7 @@ class DocumentOptions(Languages, QualityGateOptions):
         except ValueError:
             raise refused("json", "{field} must be a JSON object of terms") from None
 
-    _in_our_words = field_validator("glossary_id", "scores", mode="wrap")(_in_our_words)
+    _in_our_words = field_validator("glossary_id", "scores", "retranslate", mode="wrap")(_in_our_words)
 
 
 class DocumentForm(DocumentOptions):
@@ -246,42 +253,3 @@ class DocumentForm(DocumentOptions):
 
     file: bytes = Field(description="The document.")
     format: Literal[FORMATS] = None  # type: ignore[valid-type]
-
-
-class GlossaryBody(Body):
-    """POST /v1/glossaries: a glossary to store."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field("", max_length=100)
-    terms: GlossaryTerms = Field(json_schema_extra={"minProperties": 1})
-
-    @field_validator("terms")
-    @classmethod
-    def _not_empty(cls, terms: dict[str, str]) -> dict[str, str]:
-        if not terms:
-            raise refused("empty", "{field} must not be empty")
-        return terms
-
-
-class CorrectionsBody(Body):
-    """POST /v1/jobs/{job_id}/corrections: a job's sentences as a person corrected them, for a memory."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    translation_memory: str = Field(pattern=r"^[0-9a-f]{32}$", description="The memory (of this API key) they go to.")
-    corrections: dict[str, Text] = Field(
-        json_schema_extra={"minProperties": 1},
-        description="Sentence index in the job (all texts together, as `suggestions` and `warnings` count) -> its "
-        "corrected translation.",
-    )
-
-    @field_validator("corrections")
-    @classmethod
-    def _indices(cls, corrections: dict[str, str]) -> dict[str, str]:
-        if not corrections:
-            raise refused("empty", "{field} must not be empty")
-        for key in corrections:
-            if not key.isascii() or not key.isdigit():
-                raise refused("index", "{field} keys must be sentence indices (0, 1, ...), not {key!r}", key=key)
-        return corrections

@@ -60,11 +60,12 @@ class LimitSettings:
     )
     docx_unpacked_base_mb: int = setting(
         32,
-        "A .docx may unpack to this many MiB plus TRANSQ_DOCX_UNPACKED_RATIO times its size; more fails the job with "
+        "A .docx, .xlsx, .pptx or .odt may unpack to this many MiB plus TRANSQ_DOCX_UNPACKED_RATIO times its size; more fails the job with "
         "`document_too_complex`.",
     )
     docx_unpacked_ratio: int = setting(
-        20, "How many times its own size a .docx may unpack to, on top of TRANSQ_DOCX_UNPACKED_BASE_MB."
+        20,
+        "How many times its own size a .docx, .xlsx, .pptx or .odt may unpack to, on top of TRANSQ_DOCX_UNPACKED_BASE_MB.",
     )
     max_texts: int = setting(1000, "Most texts in one job.")
     max_chars: int = setting(100_000, "Most characters in one job, all texts together.")

@@ -11,6 +11,7 @@ import zlib
 import redis
 from redis.client import NEVER_DECODE
 
+from shared.document_formats import FILE_FORMATS
 from shared.settings import Settings
 from shared.store.job_events import Sentences
 from shared.store.job_record import JOB_HASH, Job, utc_now
@@ -53,7 +54,7 @@ def decompress(data: bytes, limit: int) -> bytes:
 
 
 def pack_documents(documents: list[str] | list[bytes]) -> bytes:
-    """Text documents as one JSON list; a .docx (always alone) as its bytes."""
+    """Text documents as one JSON list; a file format's document (always alone) as its bytes."""
     if documents and isinstance(documents[0], bytes):
         return compress(documents[0])  # type: ignore[arg-type]
     return compress(json.dumps(documents, ensure_ascii=False).encode())
@@ -61,7 +62,7 @@ def pack_documents(documents: list[str] | list[bytes]) -> bytes:
 
 def unpack_documents(data: bytes, fmt: str, limit: int) -> list[str | bytes]:
     raw = decompress(data, limit)
-    return [raw] if fmt == "docx" else json.loads(raw)
+    return [raw] if fmt in FILE_FORMATS else json.loads(raw)
 
 
 class DocumentStore:

@@ -111,3 +111,23 @@ def test_63_a_zip_that_is_not_a_word_document_is_invalid(tmp_path):
         out.writestr("hello.txt", "你好")
     got = parse_bounded("docx", archive.getvalue(), tmp_path)
     assert got["outcome"] == "invalid" and "word/document.xml" in got["message"], got
+
+
+@pytest.mark.parametrize("fmt", ["xlsx", "pptx", "odt"])
+def test_62_an_xlsx_pptx_or_odt_bomb_is_refused_before_it_is_unpacked(fmt, tmp_path):
+    from tests.worker.documents.test_odt_format import odt_bomb
+    from tests.worker.documents.test_pptx_format import pptx_bomb
+    from tests.worker.documents.test_xlsx_format import xlsx_bomb
+
+    bomb = {"xlsx": xlsx_bomb, "pptx": pptx_bomb, "odt": odt_bomb}[fmt]()  # ~100 MB of XML in a few hundred KiB
+    assert len(bomb) < 1024 * 1024
+    got = parse_bounded(fmt, bomb, tmp_path)
+    assert got["outcome"] == "too_complex" and "TRANSQ_DOCX_UNPACKED_RATIO" in got["message"], got
+
+
+def test_63_an_xliff_entity_bomb_is_refused_unexpanded(tmp_path):
+    from tests.worker.documents.test_translator_formats import BILLION_LAUGHS
+
+    deep = BILLION_LAUGHS.replace(b"&d;&d;&d;", b"&d;" * 100_000)  # a million entity references' worth
+    got = parse_bounded("xliff", deep, tmp_path)  # libxml2 refuses the amplification, else the DOCTYPE is
+    assert got["outcome"] == "invalid" and ("DOCTYPE" in got["message"] or "amplification" in got["message"]), got

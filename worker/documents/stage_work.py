@@ -42,17 +42,23 @@ def run_document_job(services: Services, job_id: str, fence: int | None = None) 
     limit = max(settings.max_document_bytes, settings.max_body_bytes) * 8
     sources = unpack_documents(packed, job.format, limit)
     limits = DocumentLimits.from_settings(settings)
-    prepared = [_parse(job.format, source, layout["max_sentence_chars"], limits, i) for i, source in enumerate(sources)]
+    retranslate = bool(layout.get("retranslate"))
+    prepared = [
+        _parse(job.format, source, layout["max_sentence_chars"], limits, i, retranslate)
+        for i, source in enumerate(sources)
+    ]
     if job.status == JobStatus.RENDERING:
         _render(services, job, prepared, job.result or [], fence)
         return "rendered"
     return _parsed(services, job, prepared, layout, fence)
 
 
-def _parse(fmt: str, source: str | bytes, max_sentence_chars: int, limits: DocumentLimits, index: int) -> Prepared:
+def _parse(
+    fmt: str, source: str | bytes, max_sentence_chars: int, limits: DocumentLimits, index: int, retranslate: bool
+) -> Prepared:
     name = "the document" if index == 0 else f"texts[{index}]"
     try:
-        return prepare(fmt, source, max_sentence_chars, limits)
+        return prepare(fmt, source, max_sentence_chars, limits, retranslate)
     except formats.DocumentTooComplex as exc:
         raise DocumentTooComplex(f"{name}: {exc}") from None
     except formats.DocumentError as exc:

@@ -9,7 +9,9 @@ from typing import Any
 
 import docx
 import srt
+from lxml import etree
 from markdown_it import MarkdownIt
+from translate.storage.pypo import pofile
 
 _MARKDOWN = MarkdownIt("commonmark").enable("table").enable("strikethrough")
 
@@ -94,3 +96,65 @@ def docx_shape(data: bytes) -> list[Any]:
         paragraphs(section.header, "header")
         paragraphs(section.footer, "footer")
     return shape
+
+
+def po_shape(data: bytes) -> list[Any]:
+    """Every message as translate-toolkit reads it, but its translation: header, ids, contexts, comments,
+    references, flags, plural sources, obsolete entries."""
+    store = pofile.parsestring(data)
+    shape: list[Any] = [store.header().target if store.header() else None]
+    for unit in store.units:
+        sources = [str(text) for text in unit.source.strings] if unit.hasplural() else [str(unit.source)]
+        comments = (unit.getnotes("translator"), unit.getnotes("developer"), unit.getlocations())
+        shape.append((unit.getid(), unit.getcontext(), comments, unit.isfuzzy(), unit.isobsolete(), sources))
+    return shape
+
+
+def po_targets(data: bytes) -> dict[str, list[str]]:
+    """Each message's translation (its plural forms), by id."""
+    out = {}
+    for unit in pofile.parsestring(data).units:
+        target = unit.target
+        out[unit.getid()] = [str(text) for text in target.strings] if hasattr(target, "strings") else [str(target)]
+    return out
+
+
+def _xliff_root(data: bytes) -> Any:
+    return etree.fromstring(data, etree.XMLParser(resolve_entities=False, no_network=True))
+
+
+def xliff_shape(data: bytes) -> list[Any]:
+    """Every element outside the targets: name, attributes, text (a source's exactly, the rest without the
+    whitespace of indentation)."""
+    shape: list[Any] = []
+    for element in _xliff_root(data).iter("*"):
+        if any(etree.QName(e).localname == "target" for e in (element, *element.iterancestors())):
+            continue
+        in_source = any(etree.QName(e).localname == "source" for e in (element, *element.iterancestors()))
+        text, tail = element.text or "", element.tail or ""
+        if not in_source:
+            text, tail = text.strip(), tail.strip()
+        elif etree.QName(element).localname == "source":
+            tail = ""
+        shape.append((etree.QName(element).localname, dict(element.attrib), text, tail))
+    return shape
+
+
+def xliff_targets(data: bytes) -> dict[str, tuple[dict[str, str], list[Any], str]]:
+    """Each target by its unit's (XLIFF 2: segment's) id: its attributes, its inline elements (name and
+    attributes, in order), its text."""
+    out = {}
+    for target in _xliff_root(data).iter("{*}target"):
+        inline = [(etree.QName(e).localname, dict(e.attrib)) for e in target.iter("*") if e is not target]
+        out[target.getparent().get("id")] = (dict(target.attrib), inline, "".join(target.itertext()))
+    return out
+
+
+def xliff_inline(data: bytes) -> dict[str, list[Any]]:
+    """Each source's inline elements (name and attributes, in order), by its unit's id."""
+    out = {}
+    for source in _xliff_root(data).iter("{*}source"):
+        out[source.getparent().get("id")] = [
+            (etree.QName(e).localname, dict(e.attrib)) for e in source.iter("*") if e is not source
+        ]
+    return out

@@ -1,4 +1,5 @@
-"""Documents that keep their formatting: plain text, HTML, Markdown, SubRip subtitles and Word files.
+"""Documents that keep their formatting: plain text, HTML, Markdown, SubRip subtitles, Word files, Excel
+workbooks, PowerPoint presentations, OpenDocument text, and the translators' formats, gettext PO and XLIFF 1.2/2.x.
 
 A document is parsed into runs (runs.py); the job translates each run's sentences (and the spans inside
 them) as its texts, so the sentence cache, batching and progress work as for any job; the document stage
@@ -11,14 +12,19 @@ import re
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from shared.document_formats import DocumentError, DocumentTooComplex, decode_text
+from shared.document_formats import FILE_FORMATS, DocumentError, DocumentTooComplex, decode_text
 from worker.documents.formats.docx_format import DocxDocument
 from worker.documents.formats.html_format import parse_markup
 from worker.documents.formats.limits import Budget, DocumentLimits
 from worker.documents.formats.markdown_format import MarkdownDocument
+from worker.documents.formats.odt_format import OdtDocument
 from worker.documents.formats.placement import TranslatedRun, translate_run
+from worker.documents.formats.po_format import PoDocument
+from worker.documents.formats.pptx_format import PptxDocument
 from worker.documents.formats.runs import RunPlan, TextRun, plan_run
 from worker.documents.formats.srt_format import SrtDocument
+from worker.documents.formats.xliff_format import XliffDocument
+from worker.documents.formats.xlsx_format import XlsxDocument
 
 __all__ = ["DocumentError", "DocumentTooComplex", "DocumentLimits", "Prepared", "prepare"]
 
@@ -46,6 +52,15 @@ _PARSERS = {
     "html": lambda text, budget: parse_markup(text, budget=budget),
     "markdown": MarkdownDocument,
     "srt": SrtDocument,
+}
+# Files (bytes), each read by its own library: (data, limits, retranslate) -> a parsed document.
+_FILE_PARSERS = {
+    "docx": lambda data, limits, retranslate: DocxDocument(data, limits),
+    "po": PoDocument,
+    "xliff": XliffDocument,
+    "xlsx": lambda data, limits, retranslate: XlsxDocument(data, limits),
+    "pptx": lambda data, limits, retranslate: PptxDocument(data, limits),
+    "odt": lambda data, limits, retranslate: OdtDocument(data, limits),
 }
 
 
@@ -82,15 +97,20 @@ class Prepared:
 
 
 def prepare(
-    format: str, source: str | bytes, max_sentence_chars: int, limits: DocumentLimits | None = None
+    format: str,
+    source: str | bytes,
+    max_sentence_chars: int,
+    limits: DocumentLimits | None = None,
+    retranslate: bool = False,
 ) -> Prepared:
     """Parse a document; DocumentError when it is not well-formed, DocumentTooComplex when it is over
-    `limits` (by default those of the TRANSQ_* settings in the environment)."""
+    `limits` (by default those of the TRANSQ_* settings in the environment). `retranslate`: a PO or XLIFF
+    file's translated units are translated again (by default they are kept)."""
     limits = limits or DocumentLimits.from_env()
-    if format == "docx":
+    if format in FILE_FORMATS:
         if not isinstance(source, bytes):
-            raise DocumentError("a .docx document is a file: upload it to /v1/documents")
-        parsed: _Parsed = DocxDocument(source, limits)
+            raise DocumentError(f"a {format} document is a file: upload it to /v1/documents")
+        parsed: _Parsed = _FILE_PARSERS[format](source, limits, retranslate)
     else:
         text = source if isinstance(source, str) else decode_text(source)
         parsed = _PARSERS[format](text, Budget(limits))
