@@ -210,9 +210,8 @@ class TranslationEngine:
     ) -> list[str]:
         """Translate one batch of token-id sequences (each at most max_input_tokens long). `interrupt`
         is asked before each decoding step (by our decoding loop; generate() runs to the end); when it
-        answers True, BatchInterrupted is raised and nothing of the batch is returned. A `scores` list
-        receives each sentence's confidence (worker.translation.model.confidence); `num_beams` other than the
-        engine's: the quality gate's retry with a wider beam (worker.translation.round.quality_gate)."""
+        answers True, BatchInterrupted is raised and nothing of the batch is returned. A `scores` list receives
+        each sentence's confidence; `num_beams`: the quality gate's retry with a wider beam (round.quality_gate)."""
         if not batch:
             return []
         input_ids, attention = self.batch_inputs(batch)
