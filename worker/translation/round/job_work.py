@@ -191,5 +191,4 @@ class WorkLoader:
                     work.scores[i] = answer.scores[n] if answer.scores else None
                     work.cached += 1
                     hits += 1
-        self.stats.incr("cache_hits", hits)
-        self.stats.incr("cache_misses", sum(len(idx) for idx in todo) - hits)
+        self.stats.add({"cache_hits": hits, "cache_misses": sum(len(idx) for idx in todo) - hits})

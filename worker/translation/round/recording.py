@@ -51,8 +51,7 @@ def record(
             by_glossary.setdefault(entries[e].glossary, {})[entries[e].sentence] = translation
     for digest, translations in by_glossary.items():
         cache.put_many(glossary_namespace(namespace, digest), translations)
-    out.stats.incr("sentences_translated", len(finished))
-    out.stats.incr("degenerate_translations", len(warnings))
+    out.stats.add({"sentences_translated": len(finished), "degenerate_translations": len(warnings)})
     touched = set()
     for e, translation in finished.items():
         entry = entries[e]
