@@ -6,15 +6,22 @@ commands, counted rather than timed (wall-clock throughput is noise on a loaded 
 Runs the two traffic shapes of bench.throughput (N one-sentence jobs at once, one job of N sentences) through
 gunicorn, a real worker and Redis, on the tiny copy model (so the model's own CPU is small and the per-job
 cost shows). Per job it reports: Redis commands and Lua calls (INFO commandstats deltas), Redis CPU (INFO cpu,
-sys+user), the API's gunicorn processes' CPU and the worker pool process's CPU (psutil). `--baseline TREE` runs
+sys+user), the API's gunicorn processes' CPU and the worker's (its Celery parent and pool process: psutil).
+The one job of N sentences is one job: its row also holds what the processes do meanwhile anyway (heartbeats,
+lease renewals, kombu's polling), so compare it between the trees, not with the other rows. `--baseline TREE` runs
 the same against another checkout (e.g. `git worktree add /tmp/base 199be0a`) in the same run, first.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import signal
+import subprocess
+import sys
 import tempfile
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -59,7 +66,7 @@ class Meter:
         return {
             "redis_cpu": cpu["used_cpu_sys"] + cpu["used_cpu_user"],
             "api_cpu": _cpu(_api_pids(self.api)),
-            "worker_cpu": _cpu(self.worker.child_pids()),
+            "worker_cpu": _cpu([self.worker.process.pid, *self.worker.child_pids()]),  # type: ignore[union-attr]
             "commands": {k.removeprefix("cmdstat_"): (v["calls"], v["usec"]) for k, v in stats.items()},
         }
 
@@ -75,8 +82,46 @@ class Meter:
         return result
 
 
-def measure(tree: str, sentences: list[str], workdir: Path, model: Path) -> dict[str, dict]:
-    """Both shapes through the service of checkout `tree`: the per-job costs of each."""
+@contextlib.contextmanager
+def _profiled(folder: Path | None, name: str, pids: list[int]) -> Iterator[None]:
+    """With a `folder`, py-spy samples these processes meanwhile: folded stacks, one file per process."""
+    if folder is None:
+        yield
+        return
+    beside = Path(sys.executable).with_name("py-spy")  # installed in this environment, or on the PATH
+    spy_command = str(beside) if beside.exists() else "py-spy"
+    spies = [
+        subprocess.Popen(
+            [
+                spy_command,
+                "record",
+                "-p",
+                str(pid),
+                "-f",
+                "raw",
+                "-o",
+                str(folder / f"{name}-{pid}.txt"),
+                "--nonblocking",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for pid in pids
+    ]
+    try:
+        yield
+    finally:
+        for spy in spies:
+            spy.send_signal(signal.SIGINT)
+        for spy in spies:
+            spy.wait(timeout=60)
+
+
+def measure(
+    tree: str, sentences: list[str], workdir: Path, model: Path, profile: Path | None = None, shapes: int = 3
+) -> dict[str, dict]:
+    """Both shapes through the service of checkout `tree`: the per-job costs of each (with `profile`, py-spy's
+    samples of the API and worker processes go there)."""
     broker, cache = RedisServer().start(), RedisServer(policy="allkeys-lru").start()
     settings = stack_settings(model, broker.url, cache.url, tokens=8)
     name = Path(tree).name
@@ -119,10 +164,11 @@ def measure(tree: str, sentences: list[str], workdir: Path, model: Path) -> dict
             (f"{len(sentences)} one-sentence jobs", one_sentence_jobs),
             (f"one job of {len(sentences)} sentences", one_big_job),
             (f"{len(sentences)} /v1/translate calls", translate_calls),
-        ):
+        )[:shapes]:
             redis.Redis.from_url(cache.url).flushall()
             before = meter.read()
-            jobs = run()
+            with _profiled(profile, f"{name}-{len(results)}", _api_pids(api)[1:] + worker.child_pids()):
+                jobs = run()
             results[shape] = Meter.per_job(before, meter.read(), jobs)
         return results
     finally:
@@ -136,6 +182,8 @@ def main() -> None:
     parser = arguments(__doc__, workload="optional")
     parser.add_argument("--jobs", type=int, default=64, help="jobs (and sentences of the big job)")
     parser.add_argument("--baseline", default="", help="another checkout to measure first, as the baseline")
+    parser.add_argument("--profile", default="", help="a folder for py-spy's samples of the API and worker (raw)")
+    parser.add_argument("--shapes", type=int, default=3, help="how many of the shapes to run (1: one-sentence jobs)")
     args = parse(parser)
     sentences = load_workload(args.workload or str(ROOT / "bench/data/zh_sentences.txt"), args.jobs)
     from worker.translation.model.offline_model import make_test_model
@@ -144,7 +192,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="transq-bench-") as tmp:
         workdir = Path(tmp)
         model = make_test_model(workdir / "model")
-        measured = {tree: measure(tree, sentences, workdir, model) for tree in trees}
+        profile = Path(args.profile) if args.profile else None
+        if profile:
+            profile.mkdir(parents=True, exist_ok=True)
+        measured = {tree: measure(tree, sentences, workdir, model, profile, args.shapes) for tree in trees}
     rows, breakdown = [], []
     for tree, shapes in measured.items():
         label = "baseline" if tree == args.baseline else "this tree"
