@@ -7,8 +7,9 @@ Runs the two traffic shapes of bench.throughput (N one-sentence jobs at once, on
 gunicorn, a real worker and Redis, on the tiny copy model (so the model's own CPU is small and the per-job
 cost shows). Per job it reports: Redis commands and Lua calls (INFO commandstats deltas), Redis CPU (INFO cpu,
 sys+user), the API's gunicorn processes' CPU and the worker's (its Celery parent and pool process: psutil).
-The one job of N sentences is one job: its row also holds what the processes do meanwhile anyway (heartbeats,
-lease renewals, kombu's polling), so compare it between the trees, not with the other rows. `--baseline TREE` runs
+What the stack does anyway (heartbeats, kombu's polling), measured idle for IDLE_SECONDS first, is taken out
+of each shape over the time it took: without that, the one job of N sentences (one job) mostly counts how long
+it ran on a loaded machine. Lease renewals while jobs run stay in (they are per-job cost). `--baseline TREE` runs
 the same against another checkout (e.g. `git worktree add /tmp/base 199be0a`) in the same run, first.
 """
 
@@ -21,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -36,6 +38,7 @@ from devstack.redis_server import RedisServer
 
 log = logging.getLogger("bench.per_job_cost")
 TOP = 8  # commands listed by name in the breakdown
+IDLE_SECONDS = 5  # how long the idle stack is measured, to take its background out
 
 
 def _cpu(pids: list[int]) -> float:
@@ -71,13 +74,21 @@ class Meter:
         }
 
     @staticmethod
-    def per_job(before: dict, after: dict, jobs: int) -> dict:
+    def per_job(before: dict, after: dict, jobs: float, idle: dict | None = None, seconds: float = 0) -> dict:
+        """What changed from `before` to `after`, per job; less, with `idle` (per second), what the stack does
+        anyway over the `seconds` the jobs took (heartbeats, kombu's polling: bench noise, not per-job cost)."""
+        idle_commands = idle["commands"] if idle else {}
         commands = {}
         for name, (calls, usec) in after["commands"].items():
             was = before["commands"].get(name, (0, 0))
-            if calls - was[0]:
-                commands[name] = ((calls - was[0]) / jobs, (usec - was[1]) / jobs)
-        result = {k: (after[k] - before[k]) / jobs for k in ("redis_cpu", "api_cpu", "worker_cpu")}
+            anyway = idle_commands.get(name, (0, 0))
+            calls, usec = calls - was[0] - anyway[0] * seconds, usec - was[1] - anyway[1] * seconds
+            if calls > 0:
+                commands[name] = (calls / jobs, usec / jobs)
+        result = {
+            k: (after[k] - before[k] - (idle[k] * seconds if idle else 0)) / jobs
+            for k in ("redis_cpu", "api_cpu", "worker_cpu")
+        }
         result["commands"] = commands
         return result
 
@@ -160,16 +171,19 @@ def measure(
 
         results = {}
         one_sentence_jobs()  # warm up: imports, connections, the model's first batches
+        before = meter.read()
+        time.sleep(IDLE_SECONDS)
+        idle = Meter.per_job(before, meter.read(), IDLE_SECONDS)  # what the stack does anyway, per second
         for shape, run in (
             (f"{len(sentences)} one-sentence jobs", one_sentence_jobs),
             (f"one job of {len(sentences)} sentences", one_big_job),
             (f"{len(sentences)} /v1/translate calls", translate_calls),
         )[:shapes]:
             redis.Redis.from_url(cache.url).flushall()
-            before = meter.read()
+            before, start = meter.read(), time.monotonic()
             with _profiled(profile, f"{name}-{len(results)}", _api_pids(api)[1:] + worker.child_pids()):
                 jobs = run()
-            results[shape] = Meter.per_job(before, meter.read(), jobs)
+            results[shape] = Meter.per_job(before, meter.read(), jobs, idle, time.monotonic() - start)
         return results
     finally:
         worker.stop()
