@@ -27,14 +27,23 @@ DEFAULT_WAIT = 10.0
 
 def wait_for(job: Job, timeout: float) -> Job:
     """Poll the job store until the job is final or the timeout passes (under gevent the sleeps yield,
-    so a waiting request holds no thread)."""
+    so a waiting request holds no thread). A poll reads the job's status only (one HGET); its record is
+    read once, when it is final or the wait ends (reading it whole at every poll was most of the API's CPU
+    per /v1/translate call: bench/per_job_cost.py)."""
     deadline = time.monotonic() + timeout
     delay = 0.02
-    while not job.finished and time.monotonic() < deadline:
+    store = services().store
+    status = job.status
+    while not status.final and time.monotonic() < deadline:
         time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
         delay = min(delay * 1.5, 0.25)
-        job = services().store.get(job.id) or job
-    return job
+        found = store.statuses([job.id])[0]
+        if found is None:  # gone (expired): what was last read stands
+            break
+        status = JobStatus(found)
+    if status == job.status:
+        return job
+    return store.get(job.id) or job
 
 
 def _failed(job: Job):  # type: ignore[no-untyped-def]

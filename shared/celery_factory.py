@@ -50,8 +50,9 @@ def make_celery(settings: Settings, name: str = "transq") -> Celery:
         broker_connection_max_retries=None,
         # Loading a model in a fresh pool process takes longer than Celery's default 4 s.
         worker_proc_alive_timeout=300,
-        worker_send_task_events=True,
-        task_send_sent_event=True,
+        # (each event is a PUBLISH per job and step: off unless asked for, see TRANSQ_TASK_EVENTS)
+        worker_send_task_events=settings.task_events,
+        task_send_sent_event=settings.task_events,
         worker_hijack_root_logger=False,
         worker_redirect_stdouts=False,
     )

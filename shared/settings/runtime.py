@@ -43,6 +43,12 @@ class RuntimeSettings:
         "With TRANSQ_REDIS_SENTINELS: milliseconds a submission waits for a replica to acknowledge the job "
         "(`WAIT 1`) before 202; 503 if none did. 0: answer without waiting.",
     )
+    task_events: bool = setting(
+        False,
+        "Celery task events for monitors such as Flower: the API's `task-sent` and the workers' own from the "
+        "start. Each is a Redis PUBLISH (about 5 per one-sentence job: bench/per_job_cost.py); off, Flower still "
+        "turns the workers' on itself (its `enable_events` command).",
+    )
 
     # Model and generation
     model: str = setting(

@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 from shared.settings import Settings
+from shared.store.keys import Keys
+from shared.store.stats import Stats
 
 pytestmark = pytest.mark.slow
 GIB = 2**30
@@ -21,7 +23,7 @@ def fake_cgroup(root: Path, available: int) -> None:
 
 
 def batch_sizes(stack) -> dict[str, int]:
-    hist = stack.r.hgetall("transq:hist")
+    _, hist = Stats(stack.r, Keys()).read()  # cumulative buckets, as /metrics exports them
     return {k.split(":")[1]: int(v) for k, v in hist.items() if k.startswith("batch_size:")}
 
 

@@ -219,5 +219,4 @@ class WorkLoader:
                     work.fidelity[i] = check(work.sentences[i], str(work.translations[i]), self.untranslated, allowed)
                     work.cached += 1
                     hits += 1
-        self.stats.incr("cache_hits", hits)
-        self.stats.incr("cache_misses", sum(len(idx) for idx in todo) - hits)
+        self.stats.add({"cache_hits": hits, "cache_misses": sum(len(idx) for idx in todo) - hits})
