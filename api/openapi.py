@@ -72,6 +72,9 @@ def with_limits(components: dict[str, Any], settings: Settings, pairs: list[Pair
             fields["texts"]["maxItems"] = settings.max_texts
         if "timeout" in fields:
             fields["timeout"]["maximum"] = settings.wait_timeout
+        for option in fields.get("translation_memory", {}).get("anyOf", []):  # TRANSQ_MEMORY_MAX_PER_JOB
+            if option.get("type") == "array":
+                option["maxItems"] = settings.memory_max_per_job
     return components
 
 

@@ -39,6 +39,7 @@ _REFUSED = {
     "retranslate": "{field} must be true or false",
 }
 _MEMORY_ID = re.compile(r"[0-9a-f]{32}")
+MemoryId = Annotated[str, Field(pattern=f"^{_MEMORY_ID.pattern}$")]
 
 
 def _in_our_words(cls: type, value: Any, handler: Any, info: ValidationInfo) -> Any:
@@ -150,7 +151,7 @@ class JobRequest(Texts, Languages, QualityGateOptions):
         "length-normalised log-probability of its output, 0 best) and the job's `confidence` summary.",
     )
 
-    translation_memory: str | list[str] = Field(
+    translation_memory: MemoryId | Annotated[list[MemoryId], Field(min_length=1)] = Field(
         None,
         description="A translation memory of this API key (POST /v1/memories), or a list of them (the first "
         "holding a sentence wins): a sentence it holds exactly is answered from it (`from_memory`), one it holds "
