@@ -56,7 +56,7 @@ window.transqFidelity = (function () {
     let text = "; spans " + f.kept + " kept, " + f.repaired + " repaired; " + f.flagged + " flagged" +
       (flags ? " (" + flags + ")" : "");
     const gate = job.quality_gate;
-    if (gate && (gate.retried || gate.withheld)) text += "; gate: " + gate.retried + " retried, " + gate.withheld + " withheld";
+    if (gate) text += "; gate: " + gate.retried + " retried, " + gate.withheld + " withheld";
     return text;
   }
 

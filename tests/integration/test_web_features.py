@@ -186,3 +186,19 @@ def test_the_memory_menu_answers_from_a_memory(stack, browser, tmp_path):  # noq
     assert browser.find_element(By.ID, "target").get_attribute("value") == "The memory in the browser."
     SCREENSHOTS.mkdir(exist_ok=True)
     browser.save_screenshot(str(SCREENSHOTS / "web-page-memory.png"))
+
+
+def test_the_page_marks_what_the_quality_gate_flagged(make_stack, browser):  # noqa: F811
+    """Keys off (the same fetch stream, no key), and a server-wide gate above any score the copy model gives:
+    an English sentence is retried with a wider beam, still low, and marked `low_confidence`."""
+    from selenium.webdriver.common.by import By
+
+    s = make_stack(min_confidence=-1e-9, max_new_tokens=64)
+    browser.set_window_size(1200, 800)
+    browser.get(s.api.url + "/")
+    status = translate(browser, "The gate is strict today.")
+    assert "1 flagged (low_confidence 1)" in status and "gate: 1 retried, 0 withheld" in status, status
+    marks = browser.find_elements(By.CSS_SELECTOR, "#flags li")
+    assert [m.get_attribute("data-flags") for m in marks] == ["low_confidence"]
+    assert "under the job's min_confidence" in marks[0].get_attribute("title")
+    assert marks[0].text == "⚑ 1 · low_confidence The gate is strict today."
