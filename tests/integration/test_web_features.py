@@ -17,7 +17,8 @@ OTHER = "another-tenant-key-SECRET"
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory, model_dir):
-    """API keys on; one sentence per batch and the test hooks (a sentence can take a second); whole sentences."""
+    """API keys on; one sentence per batch and the test hooks (a sentence can take a second); whole sentences;
+    an event stream ends after a second (the page reconnects with Last-Event-ID)."""
     s = Stack(
         tmp_path_factory.mktemp("web-keys-stack"),
         model_dir,
@@ -25,6 +26,7 @@ def stack(tmp_path_factory, model_dir):
         test_hooks=True,
         max_batch_sentences=1,
         max_new_tokens=64,
+        event_stream_seconds=1,
     )
     try:
         yield s.start()
@@ -56,11 +58,17 @@ def translate(driver, text, timeout=60):
 
 def test_the_page_streams_sentences_with_an_api_key(stack, browser):  # noqa: F811
     """With a key typed, a sentence shows in its place while the others are still "…" (it is not polling:
-    the job's progress would show no sentence before the job's end), and the stream carried the key."""
+    the job's progress would show no sentence before the job's end); the stream, cut after a second, is read
+    again from after the last event's id (Last-Event-ID), each request with the key."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
     open_page(stack, browser)
+    browser.execute_script(  # record what each request for the events sent (the page's own fetch does the rest)
+        "window.asked = []; const original = window.fetch;"
+        "window.fetch = (url, init) => { if (String(url).endsWith('/events')) window.asked.push(init.headers);"
+        "  return original(url, init); };"
+    )
     browser.find_element(By.ID, "source").send_keys("".join(slow_text(1, f"第{i}句") for i in range(5)))
     browser.find_element(By.ID, "translate").click()
 
@@ -76,11 +84,10 @@ def test_the_page_streams_sentences_with_an_api_key(stack, browser):  # noqa: F8
     result = browser.find_element(By.ID, "target").get_attribute("value")
     assert "…" not in result and "5/5 sentences" in browser.find_element(By.ID, "status").text
     assert browser.find_element(By.ID, "target").get_attribute("data-arrived") == "5"
-    # The stream was read with the key (fetch): the browser asked for it, and no request was refused.
-    asked = browser.execute_script(
-        "return performance.getEntriesByType('resource').map(e => e.name).filter(n => n.endsWith('/events'))"
-    )
-    assert asked, "the page never asked for the job's events"
+    asked = browser.execute_script("return window.asked")
+    assert len(asked) >= 2, asked  # the five seconds of sentences took more than one stream
+    assert all(h["Authorization"] == f"Bearer {KEY}" for h in asked)
+    assert "Last-Event-ID" not in asked[0] and all(h["Last-Event-ID"] for h in asked[1:]), asked
 
 
 def test_the_event_parser_reads_split_chunks_comments_and_multiline_data(stack, browser):  # noqa: F811
