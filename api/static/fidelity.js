@@ -8,6 +8,7 @@ window.transqFidelity = (function () {
     span_repeated: "span repeated: a protected span comes more often than in the source",
     degenerate: "degenerate: the translation still loops after its retry",
     low_confidence: "low confidence: under the job's min_confidence after a retry with a wider beam",
+    withheld: "withheld: the quality gate returned the source untranslated",
   };
 
   // The job's sentence records in order (result.fidelity: per text, its sentences'), or [].
@@ -28,8 +29,7 @@ window.transqFidelity = (function () {
       const item = document.createElement("li");
       item.className = "flagged";
       item.dataset.flags = names.join(" ");
-      item.title = names.map((f) => WORDS[f] || f).join("\n") +
-        (record.withheld ? "\nwithheld: the source is returned untranslated" : "");
+      item.title = names.map((f) => (Object.hasOwn(WORDS, f) ? WORDS[f] : f)).join("\n");
       const marker = document.createElement("span");
       marker.className = "marker";
       marker.textContent = "⚑ " + (index + 1) + " · " + names.join(", ");
