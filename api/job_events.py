@@ -155,7 +155,8 @@ class EventStream:
         if job is None:
             yield ": the job is gone\n\n"
             return
-        view = job_view(job, self.svc.documents, self.svc.settings.low_confidence)
+        settings = self.svc.settings  # the same view as GET /v1/jobs/<id>: TRANSQ_MIN_CONFIDENCE's gate too
+        view = job_view(job, self.svc.documents, settings.low_confidence, settings.min_confidence)
         yield f"event: {EventType.DONE}\ndata: {json.dumps(view, ensure_ascii=False)}\n\n"
 
 

@@ -1,11 +1,12 @@
-// Submit through the job API, follow the job's events (each sentence shown as it arrives; polling when an API
-// key must be sent, which EventSource cannot), show status, progress and cached sentences; cancel and copy;
-// upload a document file and download its translation in the same format.
+// Submit through the job API, follow the job's events (each sentence shown as it arrives, with the API key too:
+// events.js reads the stream with fetch), show status, progress, cached sentences and what the fidelity check
+// flagged (fidelity.js); cancel and copy; upload a document file and download its translation in the same format.
 (function () {
   const $ = (id) => document.getElementById(id);
   const button = $("translate"), cancel = $("cancel"), copy = $("copy");
   const status = $("status"), progress = $("progress");
-  let current = null; // the job being polled
+  let current = null; // the job being followed
+  let arrived = new Map(); // the current job's sentences from its events: index -> translation
 
   function headers(json = true) {
     const h = json ? { "Content-Type": "application/json" } : {};
@@ -67,7 +68,7 @@
     progress.max = Math.max(1, p.sentences_total);
     progress.value = p.sentences_done;
     show(job.status + " — " + p.sentences_done + "/" + p.sentences_total + " sentences, " +
-         job.cached_sentences + " from cache" + window.transqMemory.summary(job), false);
+         job.cached_sentences + " from cache" + window.transqMemory.summary(job) + window.transqFidelity.summary(job), false);
     if (job.detected) {
       const d = job.detected;
       $("detected").textContent = "detected: " + (d.language || "no language") + " (confidence " + d.confidence.toFixed(2) + ")";
@@ -77,6 +78,7 @@
       const translations = job.result.translations;
       $("target").value = translations ? translations.join("") : "(a Word document: use Download)";
       copy.disabled = !translations;
+      window.transqFidelity.mark(job, arrived);
     }
     if (job.status === "failed") show("failed: " + job.error.message + " (" + job.error.code + ")", true);
     if (job.status === "cancelled") show("cancelled", true);
@@ -168,34 +170,23 @@
     link.hidden = false;
   }
 
-  // The job's events (GET /v1/jobs/<id>/events): each sentence in its place as it arrives ("…" for those to
-  // come), the progress as it changes; resolves with the job's view on `done`. EventSource reconnects with
-  // Last-Event-ID by itself; a stream refused or lost for good rejects, and the caller polls instead.
+  // The job's events (GET /v1/jobs/<id>/events, sent with the API key): each sentence in its place as it
+  // arrives ("…" for those to come), the progress as it changes; resolves with the job's view on `done`. A
+  // stream refused or lost for good rejects, and the caller polls instead.
   function follow(job) {
-    return new Promise((resolve, reject) => {
-      const source = new EventSource("/v1/jobs/" + job.id + "/events");
-      const arrived = new Map();
-      let total = job.progress.sentences_total;
-      source.addEventListener("sentence", (event) => {
-        const s = JSON.parse(event.data);
+    let total = job.progress.sentences_total;
+    return window.transqEvents.follow(job.id, headers(false), {
+      sentence(s) {
         arrived.set(s.index, s.translation);
         const shown = [];
         for (let i = 0; i < Math.max(total, arrived.size); i++) shown.push(arrived.has(i) ? arrived.get(i) : "…");
         $("target").value = shown.join(" ");
         $("target").dataset.arrived = String(arrived.size);
-      });
-      source.addEventListener("progress", (event) => {
-        const p = JSON.parse(event.data);
+      },
+      progress(p) {
         total = p.sentences_total;
         if (!["succeeded", "failed", "cancelled"].includes(p.status)) render(Object.assign({}, job, { status: p.status, progress: p }));
-      });
-      source.addEventListener("done", (event) => {
-        source.close();
-        resolve(JSON.parse(event.data));
-      });
-      source.onerror = () => {
-        if (source.readyState === EventSource.CLOSED) reject(new Error("event stream closed"));
-      };
+      },
     });
   }
 
@@ -217,6 +208,9 @@
     $("download").hidden = true;
     $("confidence").hidden = true;
     $("detected").textContent = "";
+    $("target").dataset.arrived = "0";
+    arrived = new Map();
+    window.transqFidelity.clear();
     resetProgress();
     show("submitting…", false);
     let job = null;
@@ -225,12 +219,9 @@
       current = job.id;
       cancel.hidden = false;
       render(job);
-      const key = $("api-key");
-      if (!["succeeded", "failed", "cancelled"].includes(job.status) && !(key && key.value)) {
+      if (!["succeeded", "failed", "cancelled"].includes(job.status)) {
         const submitted = job;
         job = await follow(submitted).catch(() => poll(submitted));
-      } else {
-        job = await poll(job);
       }
       render(job);
     } catch (error) {

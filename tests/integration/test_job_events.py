@@ -115,3 +115,13 @@ def test_the_cli_prints_each_sentence_as_it_arrives(stack, tmp_path):
     lines = [line for line in done.stderr.splitlines() if "\t" in line]
     assert sorted(int(line.split("\t")[0]) for line in lines) == [0, 1, 2]
     assert "[succeeded: 3/3 sentences]" in done.stderr and done.stdout.strip()
+
+
+def test_done_is_the_same_view_as_get_with_a_server_wide_gate(make_stack):
+    """With TRANSQ_MIN_CONFIDENCE set (the job sets none), `done` carries the job's `quality_gate` as
+    GET /v1/jobs/<id> does (it once left it out: the stream built the view without the server's gate)."""
+    s = make_stack(min_confidence=-1e-9)  # above any score of the copy model: every sentence is gated
+    job = s.client.submit(["今天天气很好。"])
+    done = [d for _, kind, d in read_all(s, job["id"]) if kind == "done"][0]
+    assert done["quality_gate"]["retried"] == 1 and done["quality_gate"]["min_confidence"] == -1e-9
+    assert done == s.client.job(job["id"])

@@ -225,7 +225,8 @@ def test_the_page_at_390_px_wraps_its_header_and_clears_a_stale_error(stack, bro
 
 
 def test_the_page_shows_each_sentence_as_it_arrives(make_stack, browser):
-    """Without an API key to send, the page follows the job's events (EventSource): a sentence shows in its
+    """Without an API key, the page follows the job's events (read with fetch, as with a key: see
+    test_web_features.py): a sentence shows in its
     place while the others are still "…", then the whole translation."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
