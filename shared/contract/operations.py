@@ -121,6 +121,7 @@ def paths(settings: Settings) -> dict[str, Any]:
                 "responses": {
                     **ACCEPTED,
                     **SUBMIT_ERRORS,
+                    **GLOSSARY_MISSING,
                     "400": error("A multipart body without a boundary, or cut short (`bad_request`)."),
                     "413": error(
                         f"The file is over TRANSQ_MAX_DOCUMENT_BYTES ({settings.max_document_bytes}); a form's "
