@@ -32,7 +32,7 @@ class CorrectionsBody(Body):
 
     translation_memory: str = Field(pattern=r"^[0-9a-f]{32}$", description="The memory (of this API key) they go to.")
     corrections: dict[str, Text] = Field(
-        json_schema_extra={"minProperties": 1},
+        json_schema_extra={"minProperties": 1, "propertyNames": {"pattern": "^[0-9]+$"}},
         description="Sentence index in the job (all texts together, as `suggestions` and `warnings` count) -> its "
         "corrected translation.",
     )
@@ -44,5 +44,5 @@ class CorrectionsBody(Body):
             raise refused("empty", "{field} must not be empty")
         for key in corrections:
             if not key.isascii() or not key.isdigit():
-                raise refused("index", "{field} keys must be sentence indices (0, 1, ...), not {key!r}", key=key)
+                raise refused("index", "{field} keys must be sentence indices (0, 1, ...), not {key}", key=repr(key))
         return corrections
