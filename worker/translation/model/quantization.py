@@ -19,6 +19,8 @@ from typing import Any
 
 import torch
 
+from worker.translation.model.heap import release_freed_memory
+
 log = logging.getLogger(__name__)
 _MADV_DONTNEED = 4
 CHUNK_ROWS = 4096  # rows of a weight read and quantized at a time (8 MiB of a 512-wide fp32 table)
@@ -97,6 +99,9 @@ def quantize_int8(model: torch.nn.Module) -> int:
                 setattr(parent, name, replacements[key])
     for tensor in list(model.parameters()) + list(model.buffers()):
         released += release_file_pages(tensor, mappings)
+    # The replaced fp32 weights (those from_pretrained copied) go back to the system now, before the engine
+    # cuts the output layer (OutputProjection.restricted): the load's peak is not both at once.
+    release_freed_memory()
     log.debug("quantized %d modules; released %.0f MiB of file pages", len(replacements), released / 2**20)
     return len(replacements)
 
