@@ -68,10 +68,9 @@ class OutputProjection:
 
 def _int8_rows(head: Any, ids: torch.Tensor) -> torch.nn.Module:
     """These rows of a dynamic int8 Linear (per-tensor scale), as a dynamic int8 Linear of their own."""
-    weight = head.weight()
-    rows = torch._make_per_tensor_quantized_tensor(
-        weight.int_repr().index_select(0, ids), weight.q_scale(), weight.q_zero_point()
-    )
+    weight = head.weight()  # the packed layer unpacked: one int8 copy, freed on return
+    rows = weight.index_select(0, ids)  # the same integers and scale, without a full int_repr() copy
+    del weight
     bias = head.bias()
     return int8_linear(rows, None if bias is None else bias.index_select(0, ids))
 
