@@ -58,6 +58,9 @@ def test_a_primary_cut_off_from_sentinels_and_replicas_but_not_the_api_is_left_f
             # A refusal said "not accepted" and kept nothing: only the jobs answered 202 are stored.
             stored = {k.decode().rsplit(":", 1)[1] for k in primary.scan_iter("transq:job:*")}
             assert stored == {before["id"], *accepted}
-            assert all("not accepted" in m for m in refused), refused
+            # (a read before anything is stored, the Idempotency-Key's or the quota's, may fail first: the
+            # store's plain 503, also true: the stored set above holds none of them)
+            plain = "the job store is unavailable; try again later"
+            assert all("not accepted" in m or m == plain for m in refused), refused
         finally:
             s.close()

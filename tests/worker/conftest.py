@@ -17,7 +17,7 @@ def engine(model_dir):
 def eos_prone(model_dir):
     """The test model's shape with larger random weights (outputs that depend on the input) and end of
     sentence made likely, so that beams end at many different steps."""
-    return _eos_prone(model_dir)
+    return _eos_prone(model_dir, small=True)
 
 
 @pytest.fixture(scope="session")
@@ -41,14 +41,18 @@ def split_eos_prone(split_model_dir):
     return _eos_prone(split_model_dir)
 
 
-def _eos_prone(model_dir):  # type: ignore[no-untyped-def]
+def _eos_prone(model_dir, small: bool = False):  # type: ignore[no-untyped-def]
     from transformers import AutoConfig, GenerationConfig, MarianMTModel
 
     config = AutoConfig.from_pretrained(str(model_dir))
+    if small:  # the copy model's shape (one head, d_model 256: its weights are constructed) is no random model's,
+        # random outputs in it all end at once or never: 4 heads of d_model 64, as the tests were written for
+        config.update({"d_model": 64, "encoder_attention_heads": 4, "decoder_attention_heads": 4})
+        config.update({"encoder_ffn_dim": 128, "decoder_ffn_dim": 128, "encoder_layers": 1, "decoder_layers": 1})
     config.init_std = 0.3
     torch.manual_seed(1)
     model = MarianMTModel(config).eval()
     model.generation_config = GenerationConfig.from_pretrained(str(model_dir))
     with torch.no_grad():
-        model.final_logits_bias[0, model.generation_config.eos_token_id] += 6.0
+        model.final_logits_bias[0, model.generation_config.eos_token_id] += 9.0 if small else 6.0
     return model
