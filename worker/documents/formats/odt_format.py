@@ -8,7 +8,6 @@ as paragraphs of their own)."""
 from __future__ import annotations
 
 import io
-import re
 import zipfile
 
 from lxml import etree
@@ -18,12 +17,12 @@ from worker.documents.formats.docx_archive import ODT, check_archive
 from worker.documents.formats.limits import DocumentLimits
 from worker.documents.formats.placement import TranslatedRun
 from worker.documents.formats.runs import CLOSE, OPEN, TextRun
+from worker.documents.formats.xml_text import append_text
 
 _TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
 _PARAGRAPHS = (f"{{{_TEXT}}}p", f"{{{_TEXT}}}h")
 _PAIRED = (f"{{{_TEXT}}}span", f"{{{_TEXT}}}a")
 _PARTS = ("content.xml", "styles.xml")
-_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 class OdtDocument:
@@ -94,23 +93,13 @@ def _write_inline(
         paragraph.remove(child)
     stack, position = [paragraph], 0
     for index, (event, element, offset) in enumerate(zip(run.events, elements, translation.offsets)):
-        _append_text(stack[-1], translation.text[position:offset])
+        append_text(stack[-1], translation.text[position:offset])
         position = offset
         if event.kind == OPEN:
             stack.append(etree.SubElement(stack[-1], element.tag, dict(element.attrib)))
-            _append_text(stack[-1], translation.fills.get(index, ""))
+            append_text(stack[-1], translation.fills.get(index, ""))
         elif event.kind == CLOSE:
             stack.pop()
         else:
             stack[-1].append(element)
-    _append_text(stack[-1], translation.text[position:])
-
-
-def _append_text(element: etree._Element, text: str) -> None:
-    if not text:
-        return
-    text = _NOT_XML.sub(" ", text)
-    if len(element):
-        element[-1].tail = (element[-1].tail or "") + text
-    else:
-        element.text = (element.text or "") + text
+    append_text(stack[-1], translation.text[position:])

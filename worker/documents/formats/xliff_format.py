@@ -11,7 +11,6 @@ declarations are how an XML file grows as it is read."""
 from __future__ import annotations
 
 import copy
-import re
 
 from lxml import etree
 from translate.misc.xml_helpers import parse_xml
@@ -22,11 +21,11 @@ from shared.document_formats import DocumentError
 from worker.documents.formats.limits import Budget, DocumentLimits
 from worker.documents.formats.placement import TranslatedRun
 from worker.documents.formats.runs import CLOSE, OPEN, TextRun
+from worker.documents.formats.xml_text import append_text
 
 _PAIRED = ("g", "pc", "mrk")  # inline elements whose content is text to translate; any other is kept whole
 # What XML 1.0 cannot hold (control characters but tab and line breaks, lone surrogates, U+FFFE/FFFF): a
 # translation's become spaces.
-_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 class XliffDocument:
@@ -112,25 +111,15 @@ def _write_inline(
 ) -> None:
     stack, position = [target], 0
     for index, (event, element, offset) in enumerate(zip(run.events, elements, translation.offsets)):
-        _append_text(stack[-1], translation.text[position:offset])
+        append_text(stack[-1], translation.text[position:offset])
         position = offset
         if event.kind == OPEN:
             stack.append(etree.SubElement(stack[-1], element.tag, dict(element.attrib)))
-            _append_text(stack[-1], translation.fills.get(index, ""))
+            append_text(stack[-1], translation.fills.get(index, ""))
         elif event.kind == CLOSE:
             stack.pop()
         else:
             kept = copy.deepcopy(element)
             kept.tail = None
             stack[-1].append(kept)
-    _append_text(stack[-1], translation.text[position:])
-
-
-def _append_text(element: etree._Element, text: str) -> None:
-    if not text:
-        return
-    text = _NOT_XML.sub(" ", text)
-    if len(element):
-        element[-1].tail = (element[-1].tail or "") + text
-    else:
-        element.text = (element.text or "") + text
+    append_text(stack[-1], translation.text[position:])

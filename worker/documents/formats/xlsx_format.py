@@ -20,11 +20,11 @@ from worker.documents.formats.docx_archive import XLSX, check_archive
 from worker.documents.formats.limits import DocumentLimits
 from worker.documents.formats.placement import TranslatedRun
 from worker.documents.formats.runs import TextRun
+from worker.documents.formats.xml_text import NOT_XML
 
 _S = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 _XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
 STRING_PARTS = re.compile(r"xl/(sharedStrings|worksheets/sheet\d+)\.xml")
-_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")  # a translation's become spaces
 
 
 class XlsxDocument:
@@ -74,7 +74,7 @@ class XlsxDocument:
             for number, t in enumerate(texts):
                 start = offsets[2 * number]
                 end = offsets[2 * number + 2] if 2 * number + 2 < len(offsets) else len(translation.text)
-                t.text = _NOT_XML.sub(" ", translation.text[start:end])
+                t.text = NOT_XML.sub(" ", translation.text[start:end])
                 if t.text != t.text.strip():
                     t.set(_XML_SPACE, "preserve")
         out = io.BytesIO()
