@@ -8,18 +8,16 @@ up to TRANSQ_MEMORY_FUZZY_MAX_SENTENCES sentences, which a request thread should
 
 from __future__ import annotations
 
-import io
 import re
 from typing import Any
 
 from flask import Blueprint, Response, request
-from werkzeug.formparser import parse_form_data
 
 from api.auth import client_id
 from api.current import services
 from api.memory_files import format_of, read_memory_file, write_tmx, xml_safe
-from api.validation import TranslationRequest, read_body
-from shared.errors import BadRequest, Conflict, NotFound, PayloadTooLarge, StorageQuotaExceeded, ValidationError
+from api.validation import TranslationRequest, read_body, read_form
+from shared.errors import Conflict, NotFound, PayloadTooLarge, StorageQuotaExceeded, ValidationError
 from shared.routing.routes import Route
 from shared.store.memory_store import MemoryRefused, MemoryStore
 from shared.store.sentence_cache import normalise
@@ -100,24 +98,8 @@ def create():  # type: ignore[no-untyped-def]
 def _form_of(raw: bytes) -> tuple[dict[str, str], bytes, str | None]:
     if request.mimetype != "multipart/form-data":
         raise ValidationError("send the memory as multipart/form-data: `file`, `source_lang`, `target_lang`")
-    environ = {
-        "REQUEST_METHOD": "POST",
-        "CONTENT_TYPE": request.content_type or "",
-        "CONTENT_LENGTH": str(len(raw)),
-        "wsgi.input": io.BytesIO(raw),
-    }
-    try:
-        _, form, files = parse_form_data(environ, silent=False)
-    except ValueError as exc:
-        raise BadRequest(f"the multipart/form-data body cannot be read: {exc}") from None
-    upload = files.get("file")
-    if upload is None:
-        raise ValidationError("the form has no `file` field (the memory: TMX, TSV or CSV)")
     names = ("name", "format", "source_lang", "target_lang")
-    twice = [key for key in ("file", *names) if len(files.getlist(key) if key == "file" else form.getlist(key)) > 1]
-    if twice:  # which one would be meant is a guess: refused, not taken at random
-        raise ValidationError(f"the form gives `{twice[0]}` more than once")
-    fields = {key: form[key] for key in names if key in form}
+    fields, upload = read_form(request, raw, names, "the memory: TMX, TSV or CSV")
     return fields, upload.read(), upload.filename or None
 
 

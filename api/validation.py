@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import io
 import json
 import time
 from dataclasses import dataclass, field
@@ -13,6 +14,7 @@ from typing import Any, TypeVar
 from flask import Request
 from pydantic import ValidationError as PydanticValidationError
 from werkzeug.exceptions import HTTPException
+from werkzeug.formparser import parse_form_data
 
 from api.connection_guard import BodyTimeout
 from api.documents.job_documents import DocumentUpload, document_upload
@@ -112,6 +114,28 @@ def read_body(request: Request, limit: int, timeout: float) -> bytes:
     except Exception as exc:  # noqa: BLE001 - the server's own framing errors (bad chunk size, cut body)
         raise BadRequest(f"the request body could not be read: {type(exc).__name__}") from None
     return b"".join(parts)
+
+
+def read_form(request: Request, raw: bytes, names: tuple[str, ...], the_file: str) -> tuple[dict[str, str], Any]:
+    """A multipart form's fields of `names` and its `file` upload (`the_file` says what it is, for the error):
+    the body already read (`raw`); a field or file given twice is refused, not guessed."""
+    environ = {
+        "REQUEST_METHOD": "POST",
+        "CONTENT_TYPE": request.content_type or "",
+        "CONTENT_LENGTH": str(len(raw)),
+        "wsgi.input": io.BytesIO(raw),
+    }
+    try:
+        _, form, files = parse_form_data(environ, silent=False)
+    except ValueError as exc:  # no boundary, a truncated or malformed body
+        raise BadRequest(f"the multipart/form-data body cannot be read: {exc}") from None
+    upload = files.get("file")
+    if upload is None:
+        raise ValidationError(f"the form has no `file` field ({the_file})")
+    twice = [key for key in ("file", *names) if len((files if key == "file" else form).getlist(key)) > 1]
+    if twice:  # which one would be meant is a guess: refused, not taken at random
+        raise ValidationError(f"the form gives `{twice[0]}` more than once")
+    return {key: form[key] for key in names if key in form}, upload
 
 
 def read_json_object(request: Request, settings: Settings) -> dict[str, Any]:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import io
 from pathlib import PurePosixPath
 
 from flask import Blueprint, Response, request
-from werkzeug.formparser import parse_form_data
 
 from api.auth import client_id, owner_id
 from api.current import services
@@ -15,7 +13,7 @@ from api.documents.job_documents import document_info, document_upload, document
 from api.glossaries import with_glossary
 from api.jobs import job_response, load_job
 from api.submission import submit
-from api.validation import document_request, parse_document_options, read_body
+from api.validation import document_request, parse_document_options, read_body, read_form
 from shared.contract import FORM_FIELDS_BYTES, DocumentOptions
 from shared.document_formats import (
     EXTENSIONS,
@@ -28,7 +26,6 @@ from shared.document_formats import (
     decode_text,
 )
 from shared.errors import (
-    BadRequest,
     Conflict,
     InvalidDocument,
     NotFound,
@@ -103,23 +100,7 @@ def submit_document(fields: dict[str, str], data: bytes, filename: str | None, m
 def _file_of(raw: bytes, names: tuple[str, ...]) -> tuple[dict[str, str], bytes, str | None, str]:
     """(form fields of `names`, file bytes, file name, media type) of a multipart form or of a bare body."""
     if request.mimetype == "multipart/form-data":
-        environ = {
-            "REQUEST_METHOD": "POST",
-            "CONTENT_TYPE": request.content_type or "",
-            "CONTENT_LENGTH": str(len(raw)),
-            "wsgi.input": io.BytesIO(raw),
-        }
-        try:
-            _, form, files = parse_form_data(environ, silent=False)
-        except ValueError as exc:  # no boundary, a truncated or malformed body
-            raise BadRequest(f"the multipart/form-data body cannot be read: {exc}") from None
-        upload = files.get("file")
-        if upload is None:
-            raise ValidationError("the form has no `file` field (the document)")
-        twice = [key for key in ("file", *names) if len((files if key == "file" else form).getlist(key)) > 1]
-        if twice:  # which one would be meant is a guess: refused, not taken at random
-            raise ValidationError(f"the form gives `{twice[0]}` more than once")
-        fields = {key: form[key] for key in names if key in form}
+        fields, upload = read_form(request, raw, names, "the document")
         return fields, upload.read(), upload.filename or None, upload.mimetype or ""
     fields = {key: request.args[key] for key in names if key in request.args}
     return fields, raw, request.args.get("filename"), request.mimetype or ""
