@@ -56,6 +56,10 @@ def check(settings: Settings) -> None:
     unknown = set(settings.compat_api_list) - {"deepl", "libretranslate"}
     if unknown:
         raise ValueError(f"TRANSQ_COMPAT_APIS={settings.compat_apis!r}: expected deepl, libretranslate or both")
+    if settings.public_url and not re.fullmatch(r"https?://[^\s/?#@]+(/[^\s?#]*)?", settings.public_url):
+        raise ValueError(
+            f"TRANSQ_PUBLIC_URL={settings.public_url!r}: expected http(s)://host[:port][/path], without a query or fragment"
+        )
     if settings.route and not re.fullmatch(r"[a-z0-9][a-z0-9._-]{0,62}", settings.route):
         raise ValueError(
             f"TRANSQ_ROUTE={settings.route!r}: expected at most 63 lowercase letters, digits, '.', '_' or '-' "

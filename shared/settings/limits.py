@@ -213,6 +213,12 @@ class LimitSettings:
         "The other services' APIs the server also speaks (api/compat): comma-separated `deepl` (DeepL API v2 under "
         "/v2/) and `libretranslate` (/translate, /detect, /languages, ...); empty: neither.",
     )
+    public_url: str = setting(
+        "",
+        "The address clients reach the API at (`https://mt.example.com`, a path allowed), for the URLs the API writes "
+        "into its answers (LibreTranslate's `translatedFileUrl`); empty: the request's own scheme and Host header, "
+        "which a client chooses and a proxy in front may change.",
+    )
     log_format: str = setting("text", "`text` or `json` (one JSON object per line).")
     log_level: str = setting("INFO", "Logging level.")
     production: bool = setting(

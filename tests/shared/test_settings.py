@@ -68,3 +68,15 @@ def test_production_takes_real_credentials_and_development_takes_anything():
     Settings(production=True, api_keys=REAL, redis_url=f"redis://:{REAL}@redis.example.internal:6379/0")
     Settings(redis_url="redis://:change-me@redis:6379/0")  # not production: as compose and transq dev run
     assert Settings.from_env({"TRANSQ_PRODUCTION": "1", "TRANSQ_API_KEYS": REAL}).production
+
+
+@pytest.mark.parametrize(
+    "url", ["mt.example.com", "ftp://mt.example.com", "https://mt.example.com/?next=x", "https://u:p@mt.example.com", "https://"]
+)
+def test_a_public_url_that_is_not_an_http_address_is_refused(url):
+    with pytest.raises(ValueError, match="TRANSQ_PUBLIC_URL"):
+        Settings.from_env({"TRANSQ_PUBLIC_URL": url})
+
+
+def test_a_public_url_with_a_port_and_a_path_is_taken():
+    assert Settings.from_env({"TRANSQ_PUBLIC_URL": "https://mt.example.com:8443/transq/"}).public_url.endswith("/transq/")

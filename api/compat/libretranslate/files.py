@@ -29,7 +29,9 @@ def translate_file():  # type: ignore[no-untyped-def]
     name = download_name(
         job.document.filename if job.document else None, job.id, FILE_EXTENSIONS[job.format], job.route
     )
-    url = f"{request.host_url}download_file/{job.id}/{document_key(job.id)}/{quote(name, safe='')}"
+    # TRANSQ_PUBLIC_URL where set: the request's Host header is the client's to choose (and a proxy's to change)
+    base = services().settings.public_url.rstrip("/") + "/" if services().settings.public_url else request.host_url
+    url = f"{base}download_file/{job.id}/{document_key(job.id)}/{quote(name, safe='')}"
     return {"translatedFileUrl": url}
 
 

@@ -13,6 +13,8 @@ import requests
 from tests.conftest import Stack
 
 GOOD, POOR, SECRET = "good-key-1", "poor-key-2", "compat-test-secret"
+# TRANSQ_PUBLIC_URL: the address a proxy in front would serve; URLs the API writes start with it, whatever the Host
+PUBLIC_URL = "https://mt.example.com/transq"
 
 
 def key_id(key: str) -> str:
@@ -29,6 +31,7 @@ def compat_stack(tmp_path_factory: pytest.TempPathFactory, model_dir: Path) -> I
         key_id_secret=SECRET,
         quota_overrides=f"{key_id(POOR)}=20/0",
         auth_failure_limit="",
+        public_url=PUBLIC_URL,
     )
     try:
         yield s.start()

@@ -9,7 +9,7 @@ import requests
 from deep_translator import LibreTranslator
 from libretranslatepy import LibreTranslateAPI
 
-from tests.integration.compat.conftest import GOOD, POOR, native_translation
+from tests.integration.compat.conftest import GOOD, POOR, PUBLIC_URL, native_translation
 
 pytestmark = pytest.mark.slow
 
@@ -84,12 +84,23 @@ def test_translate_file_and_download(compat_stack):
         data={"source": "zh", "target": "en", "api_key": GOOD},
     )
     assert answer.status_code == 200, answer.text
-    url = answer.json()["translatedFileUrl"]
+    public = answer.json()["translatedFileUrl"]
+    # TRANSQ_PUBLIC_URL, not the request's Host header (which the client chooses): the proxy's address
+    assert public.startswith(PUBLIC_URL + "/download_file/"), public
+    url = compat_stack.api.url + public.removeprefix(PUBLIC_URL)
     downloaded = requests.get(url, timeout=10)
     assert downloaded.status_code == 200
     assert downloaded.content.decode() == native_translation(compat_stack, "你好") + "\n"
     forged = url.rsplit("/", 2)
     assert requests.get(f"{forged[0]}/{'0' * 64}/{forged[2]}", timeout=10).status_code == 404
+    spoofed = post(
+        compat_stack,
+        "/translate_file",
+        files={"file": ("notes.txt", io.BytesIO("你好\n".encode()))},
+        data={"source": "zh", "target": "en", "api_key": GOOD},
+        headers={"Host": "evil.example"},
+    )
+    assert spoofed.status_code == 200 and spoofed.json()["translatedFileUrl"].startswith(PUBLIC_URL + "/"), spoofed.text
 
 
 def test_deep_translator_libretranslator(compat_stack):
