@@ -92,11 +92,21 @@ class FailedAuthLimit:
         return max(1, int(reset_at - time.time()) + 1)
 
 
+def refuse_if_failing_too_often(failures: FailedAuthLimit | None) -> None:
+    """Count one failed credential check of this request's address; 429 once over TRANSQ_AUTH_FAILURE_LIMIT."""
+    retry_after = failures.exceeded(client_address()) if failures else 0
+    if retry_after:
+        raise RateLimited("too many failed credential checks from this address; try again later", retry_after)
+
+
 def init_app(app: Flask, settings: Settings, broker: redis.Redis, key_ids: KeyIds) -> None:
     """Check API keys (known by their ids: `key_ids`) and limit rates, counting in the broker Redis on
     `broker`'s connections."""
     keys = [k.encode() for k in settings.api_key_list]
-    failures = FailedAuthLimit(settings, broker) if keys and settings.auth_failure_limit else None
+    # A wrong metrics token counts too (api.metrics): a credential guessed at /metrics is still guessed.
+    guarded = keys or settings.metrics_token
+    failures = FailedAuthLimit(settings, broker) if guarded and settings.auth_failure_limit else None
+    app.extensions["transq_auth_failures"] = failures
 
     @app.before_request
     def _require_key() -> None:
@@ -110,9 +120,7 @@ def init_app(app: Flask, settings: Settings, broker: redis.Redis, key_ids: KeyId
         if given and matched:
             g.client = key_ids.of(given.decode())
             return
-        retry_after = failures.exceeded(client_address()) if failures else 0
-        if retry_after:
-            raise RateLimited("too many failed API key checks from this address; try again later", retry_after)
+        refuse_if_failing_too_often(failures)
         raise Unauthorized("a valid API key is required (Authorization: Bearer <key> or X-API-Key)")
 
     if settings.rate_limit:

@@ -9,10 +9,11 @@ import hmac
 from typing import Iterator
 
 import redis
-from flask import Blueprint, Response, request
+from flask import Blueprint, Response, current_app, request
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 
+from api.auth import refuse_if_failing_too_often
 from api.current import services
 from shared.store.backends import Services
 from shared.store.stats import HISTOGRAMS
@@ -139,10 +140,21 @@ def metrics():  # type: ignore[no-untyped-def]
 
 
 def _may_see_keys(token: str) -> bool:
-    """Whether this scrape presents the metrics token (constant-time comparison)."""
+    """Whether this scrape presents the metrics token (constant-time comparison). A scrape without a token sees
+    the totals; a wrong one counts as a failed credential check of its address (429 past TRANSQ_AUTH_FAILURE_LIMIT),
+    so the token cannot be guessed at full speed."""
     header = request.headers.get("Authorization", "")
     given = header[7:].strip() if header.lower().startswith("bearer ") else ""
-    return bool(token) and hmac.compare_digest(given.encode(), token.encode())
+    if not given:
+        return False
+    if token and hmac.compare_digest(given.encode(), token.encode()):
+        return True
+    api_key = False  # a client's own API key (a scraper configured with one) is no guess at the token
+    for key in services().settings.api_key_list:
+        api_key |= hmac.compare_digest(given.encode(), key.encode())
+    if not api_key:
+        refuse_if_failing_too_often(current_app.extensions.get("transq_auth_failures"))
+    return False
 
 
 def _usage_counters(svc: Services, per_key: bool) -> Iterator[Metric]:

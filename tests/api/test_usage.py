@@ -96,6 +96,26 @@ def test_characters_are_counted_per_key_and_refused_past_the_daily_limit(api):
         assert digest(KEYS[0]) not in text and digest(KEYS[1]) not in text
 
 
+def test_guessing_the_metrics_token_is_limited_like_guessing_a_key(api):
+    """A wrong metrics token is a failed credential check of its address (TRANSQ_AUTH_FAILURE_LIMIT, 20/minute):
+    past the limit a wrong token gets 429. The right token still passes, as a valid API key does past its
+    limit (tests/reliability/test_hostile_clients.py): a guesser cannot lock the scraper out. A client's own API
+    key, or no token, is no guess."""
+    for _ in range(25):
+        own_key = requests.get(api.url + "/metrics", headers={"Authorization": f"Bearer {KEYS[0]}"}, timeout=10)
+        assert own_key.status_code == 200
+    answers = [
+        requests.get(api.url + "/metrics", headers={"Authorization": f"Bearer guess-{n}"}, timeout=10)
+        for n in range(21)
+    ]
+    assert [a.status_code for a in answers[:20]] == [200] * 20
+    assert answers[20].status_code == 429 and answers[20].json()["error"]["code"] == "rate_limited"
+    assert 0 < int(answers[20].headers["Retry-After"]) <= 61
+    right = requests.get(api.url + "/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"}, timeout=10)
+    assert right.status_code == 200
+    assert requests.get(api.url + "/metrics", timeout=10).status_code == 200
+
+
 def test_usage_needs_a_key_when_keys_are_on(api):
     assert requests.get(api.url + "/v1/usage", timeout=10).status_code == 401
 
