@@ -164,9 +164,9 @@ class TranslationEngine:
         """Most sentences and padded source tokens per batch (see worker.translation.model.batching.batch_budget)."""
         return batch_budget(self.settings, self.num_beams, on_gpu=self.device.type == "cuda")
 
-    def estimate_batch_bytes(self, batch_size: int, source_tokens: int) -> int:
-        """An upper bound on the extra memory generating this batch needs."""
-        s, rows, elem = self.shape, batch_size * self.num_beams, 4
+    def estimate_batch_bytes(self, batch_size: int, source_tokens: int, num_beams: int | None = None) -> int:
+        """An upper bound on the extra memory generating this batch needs (at `num_beams`: the quality gate's)."""
+        s, rows, elem = self.shape, batch_size * (num_beams or self.num_beams), 4
         target = self.max_new_tokens
         kv_cache = s.decoder_layers * 2 * rows * s.d_model * (target + source_tokens) * elem
         # per-step vocabulary-sized temporaries: logits and their bias-added copy in our loop, ~10 in generate()

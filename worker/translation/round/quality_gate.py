@@ -12,8 +12,9 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from shared.memory import probe_memory
 from shared.text.term_protection import restore
-from worker.translation.model.batching import plan_batches
+from worker.translation.model.batching import fit_to_memory, plan_batches
 from worker.translation.round.batch_plan import BatchPlan
 from worker.translation.round.job_work import JobWork
 
@@ -42,7 +43,7 @@ def retry_low(
     scores: dict[int, float],
 ) -> set[int]:
     """Make the finished entries scored under their gate again with a wider beam, keeping in `finished` and
-    `scores` whichever translation scores higher; the entries retried."""
+    `scores` whichever translation scores higher; the entries made again."""
     low = []
     for e in finished:
         gate, score, protection = gate_of(plan, active, e), scores.get(e), plan.entries[e].protection
@@ -57,26 +58,38 @@ def retry_low(
         restored = restore(translation, protection.slots) if protection else translation
         if restored is not None and score > scores[e]:
             finished[e], scores[e] = restored, score
+    made = {e for e, score in zip(low, again_scores) if score != float("-inf")}  # (not: too big for free memory)
     log.info(
-        "quality gate: %d sentence(s) under their min_confidence made again at beam %d", len(low), wider_beam(engine)
+        "quality gate: %d sentence(s) under their min_confidence made again at beam %d", len(made), wider_beam(engine)
     )
-    return set(low)
+    return made
 
 
 def translate_wider(engine: TranslationEngine, texts: list[str]) -> tuple[list[str], list[float]]:
     """Each text translated at the wider beam, piece by piece (a long one is cut as a pass cuts it), with its
-    confidence (the mean of its pieces'); batches sized for the wider beam's rows."""
+    confidence (the mean of its pieces'); batches sized for the wider beam's rows and split to fit in free memory
+    as a pass's are (TRANSQ_MEMORY_HEADROOM_MB). A piece that does not fit even alone is not made again: its text
+    scores -inf, so the first translation is kept (the retry is a second chance, never a reason to fail a job)."""
     beams = wider_beam(engine)
     pieces = [(n, chunk) for n, ids in enumerate(engine.token_ids(texts)) for chunk in engine.chunks(ids)]
+    lengths = [len(c) for _, c in pieces]
     rows, tokens = engine.batch_budget()
     shrink = max(1, beams // max(1, engine.num_beams))
     out: list[str] = [""] * len(pieces)
-    confidences: list[float] = [0.0] * len(pieces)
-    for batch in plan_batches([len(c) for _, c in pieces], max(1, tokens // shrink), max(1, rows // shrink)):
-        found: list[float] = []
-        translated = engine.translate_ids([pieces[i][1] for i in batch], scores=found, num_beams=beams)
-        for i, text, score in zip(batch, translated, found):
-            out[i], confidences[i] = text, score
+    confidences: list[float] = [float("-inf")] * len(pieces)
+    settings = engine.settings
+    available = probe_memory(settings.cgroup_root).available_bytes - settings.memory_headroom_mb * 2**20
+    for batch in plan_batches(lengths, max(1, tokens // shrink), max(1, rows // shrink)):
+        parts, too_big = fit_to_memory(
+            batch, lengths, available, lambda size, longest: engine.estimate_batch_bytes(size, longest, beams)
+        )
+        if too_big:
+            log.warning("quality gate: %d piece(s) too big for free memory at beam %d kept as made", len(too_big), beams)
+        for part in parts:
+            found: list[float] = []
+            translated = engine.translate_ids([pieces[i][1] for i in part], scores=found, num_beams=beams)
+            for i, text, score in zip(part, translated, found):
+                out[i], confidences[i] = text, score
     joined: list[list[str]] = [[] for _ in texts]
     scored: list[list[float]] = [[] for _ in texts]
     for (n, _), text, score in zip(pieces, out, confidences):

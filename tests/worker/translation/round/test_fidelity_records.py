@@ -71,3 +71,37 @@ def test_the_gate_retries_at_a_wider_beam_then_flags_or_withholds(model_dir, red
     assert cache.get_many(parts.namespace, SENTENCES[:3]) == [None, None, three.result[0]]
     counters, _ = parts.backends.stats.read()
     assert (counters["gate_retried"], counters["gate_low_confidence"], counters["gate_withheld"]) == (2, 2, 1)
+
+
+def test_the_gates_retry_fits_its_wider_batches_to_free_memory(model_dir, redis_server, tmp_path):
+    """The retry's batches are split to fit in free memory as a pass's are, estimated at the wider beam: in a
+    (fake cgroup v2) container with room for the first translation at beam 1 but not for the same sentence at
+    beam 4, the job keeps its first translation, flagged, instead of the retry allocating past the limit."""
+    probe = make_parts(model_dir, redis_server, max_new_tokens=32)
+    longest = len(probe.engine.token_ids([SENTENCES[0]])[0]) + 1
+    at_one, at_four = probe.engine.estimate_batch_bytes(1, longest), probe.engine.estimate_batch_bytes(1, longest, 4)
+    assert at_four > at_one
+    headroom = 2**20
+    cgroup = tmp_path / "cgroup"
+    cgroup.mkdir()
+    (cgroup / "memory.max").write_text(str(10 * 2**30))
+    # free memory: between the two estimates (and the headroom), so only the wider beam does not fit
+    (cgroup / "memory.current").write_text(str(10 * 2**30 - headroom - (at_one + at_four) // 2))
+    (cgroup / "memory.stat").write_text("inactive_file 0\n")
+    parts = make_parts(
+        model_dir, redis_server, max_new_tokens=32, cgroup_root=str(cgroup), memory_headroom_mb=1
+    )
+    beams: list[int | None] = []
+    translate_ids = parts.engine.translate_ids
+
+    def counting(batch, *args, num_beams=None, **kwargs):  # type: ignore[no-untyped-def]
+        beams.append(num_beams)
+        return translate_ids(batch, *args, num_beams=num_beams, **kwargs)
+
+    parts.engine.translate_ids = counting  # type: ignore[method-assign]
+    flagged = submit(parts, SENTENCES[0], min_confidence=STRICT)
+    assert parts.passes.run(_active(parts, flagged)) is PassEnd.DONE
+    assert 4 not in beams and beams  # translated once at beam 1, never again at beam 4
+    job = parts.store.get(flagged)
+    assert job.status == "succeeded" and job.result and "low_confidence" in job.fidelity[0][0]["flags"]
+    assert "retried" not in job.fidelity[0][0] or job.fidelity[0][0]["retried"] == []
