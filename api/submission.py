@@ -100,6 +100,8 @@ def _attempt(
         if existing is None:  # expired between the two calls
             raise Unavailable("the job of this Idempotency-Key has just expired; try again", retry_after=1)
         return existing
+    if created.outcome == Creation.TAKEN_BACK:  # (a fresh id never is: only a create re-sent after its take-back)
+        raise Unavailable("the job store took this job back while it was being stored; try again", retry_after=1)
     if created.outcome == Creation.OVERLOADED:
         raise Overloaded(f"the queue holds {settings.max_queue} or more jobs; try again later", retry_after=5)
     if created.outcome == Creation.OVER_QUOTA:

@@ -78,7 +78,7 @@ local function now_seconds() return tonumber(redis.call('TIME')[1]) end
 """
 
 # KEYS: job, its route's pending set, idempotency key, document source, the callback due set (OUTBOX), its
-# partial translations, its events (EMIT).
+# partial translations, its events (EMIT), its tombstone (FORGET's: a job taken back is never written after).
 # ARGV: ttl, pending score ('' when not queued), id, queue cap (0: none), idempotency ttl ('' when none), the
 # request's digest, job key prefix, usage set ('' when not accounted), its limit in bytes (0: none), the
 # source's ttl, the compressed document source ('' when none), p, m, then p partial field/values (the sentences
@@ -86,7 +86,7 @@ local function now_seconds() return tonumber(redis.call('TIME')[1]) end
 # field/value pairs. Over the
 # client's storage limit (unless it holds nothing) nothing is written: {'over_quota', <bytes held>, <seconds
 # until its first entry expires>}; an idempotency key naming a job: {'exists', <its id>, <its request's
-# digest>} (the key's value is "<id> <digest>"). One command (nothing to decode): cheap to send and to run,
+# digest>} (the key's value is "<id> <digest>"); a job taken back: {'taken_back'}. One command (nothing to decode): cheap to send and to run,
 # and atomic (nothing is half-written, even on OOM): the idempotency key, the queue cap and the insert are one
 # step, so concurrent submissions can neither both create nor both pass the cap.
 CREATE = (
@@ -95,6 +95,7 @@ CREATE = (
     + OUTBOX
     + USAGE
     + """
+if redis.call('EXISTS', KEYS[8]) == 1 then return {'taken_back'} end
 if ARGV[5] ~= '' then
   local existing = redis.call('GET', KEYS[3])
   if existing then
@@ -248,8 +249,9 @@ return 1
 """
 )
 
-# KEYS: job, its route's pending set, idempotency key ('' none), document source, its events. ARGV: id. Removes a job
-# whose message could not be sent, and what it holds of its client's storage.
+# KEYS: job, its route's pending set, idempotency key ('' none), document source, its events, its tombstone. ARGV:
+# id, the tombstone's ttl. Removes a job whose message could not be sent, and what it holds of its client's
+# storage; the tombstone refuses a create of it that runs later (sent before, to a primary that froze).
 FORGET = (
     USAGE
     + """
@@ -259,6 +261,8 @@ if z then
   usage_drop(KEYS[1], 'usage_s', z)
 end
 redis.call('DEL', KEYS[1], KEYS[4], KEYS[5])
+-- a tombstone: a create of this job still on its way (queued in a primary that froze) writes nothing after this
+redis.call('SET', KEYS[6], '1', 'EX', tonumber(ARGV[2]))
 -- the idempotency key only while it names this job (a failed create may have found it naming an earlier one)
 if KEYS[3] ~= '' and string.sub(redis.call('GET', KEYS[3]) or '', 1, #ARGV[1] + 1) == ARGV[1] .. ' ' then
   redis.call('DEL', KEYS[3])

@@ -54,6 +54,7 @@ class Creation(StrEnum):
     EXISTS = "exists"  # the Idempotency-Key names a job already
     OVERLOADED = "overloaded"  # the queue was at its cap: nothing written
     OVER_QUOTA = "over_quota"  # the client's storage is full: nothing written
+    TAKEN_BACK = "taken_back"  # the job was taken back before this create ran (api.acceptance): nothing written
 
 
 class ClaimOutcome(StrEnum):

@@ -119,6 +119,7 @@ class JobStore:
             self.keys.callbacks_due,
             self.keys.partial(job.id),
             self.keys.events(job.id),
+            self.keys.taken_back(job.id),
         ]
         outcome, *found = self._create(keys=keys, args=args)
         if outcome == Creation.EXISTS:
@@ -138,15 +139,17 @@ class JobStore:
 
     def delete(self, job: Job, idempotency_key: str | None = None) -> None:
         """Remove a job whose message could not be sent (its idempotency key, its document, what it held of
-        its client's storage), so nothing is half-written."""
+        its client's storage), so nothing is half-written; a tombstone makes a create of it still on its way
+        write nothing (Creation.TAKEN_BACK)."""
         keys = [
             self.keys.job(job.id),
             self.keys.pending(job.route),
             idempotency_key or "",
             self.keys.document_source(job.id),
             self.keys.events(job.id),
+            self.keys.taken_back(job.id),
         ]
-        self._forget(keys=keys, args=[job.id])
+        self._forget(keys=keys, args=[job.id, self.job_ttl])
 
     def get(self, job_id: str) -> Job | None:
         return self.get_many([job_id])[0]

@@ -74,6 +74,11 @@ class Keys:
         where live stages find those whose lease lapsed (see shared.store.stage_scripts.LAPSED)."""
         return f"{self.prefix}staged"
 
+    def taken_back(self, job_id: str) -> str:
+        """A job the API took back (api.acceptance): a create of that id still on its way (sent to a primary that
+        froze, say) finds this and writes nothing, for TRANSQ_JOB_TTL."""
+        return f"{self.prefix}takenback:{job_id}"
+
     def document_source(self, job_id: str) -> str:
         """A document job's sources, compressed, until it is rendered (TRANSQ_DOCUMENT_TTL)."""
         return f"{self.prefix}docsrc:{job_id}"

@@ -181,6 +181,22 @@ def test_create_checks_the_queue_cap_and_the_idempotency_key_in_one_step(store, 
     assert first.id != second.id
 
 
+def test_a_create_that_runs_after_its_job_was_taken_back_writes_nothing(store, redis_client):
+    """The API takes a job back when its create failed mid-way (api.acceptance); a create still queued in a
+    primary that froze can run after that take-back, on another connection: the tombstone makes it write
+    nothing (no record, no pending entry, no idempotency key), for the job's TTL."""
+    job = new_job()
+    idem = Idempotency(Keys().idempotency("late"), "digest-a", 60)
+    store.delete(job, idem.key)  # the take-back reached the primary first
+    late = store.create(job, idempotency=idem)
+    assert late.outcome == "taken_back"
+    assert not redis_client.exists(Keys().job(job.id)) and store.pending_count(ROUTE) == 0
+    assert not redis_client.exists(idem.key) and not redis_client.exists(Keys().events(job.id))
+    assert 0 < redis_client.ttl(Keys().taken_back(job.id)) <= 100
+    retried = new_job()  # the client's retry (same Idempotency-Key) makes a new job: it is created
+    assert store.create(retried, idempotency=idem).outcome == "created"
+
+
 def test_concurrent_writers_cannot_regress(store, claims):
     job = make_job(store)
     fence = claims.claim(job.id, Claimant(ROUTE, "w1", 5, 3)).fence
