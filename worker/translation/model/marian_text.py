@@ -36,7 +36,10 @@ CLEAN_UP += ((" 's", "'s"), (" 've", "'ve"), (" 're", "'re"))
 
 
 def read_json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:  # not JSON, not UTF-8
+        raise ValueError(f"{path.name} is not JSON: {exc}") from exc
 
 
 def token_text(value: Any) -> str:

@@ -42,16 +42,14 @@ def load_tokenizer(model: str) -> Any:
 
 
 def unsupported(folder: Path) -> str | None:
-    """Why MarianText would not reproduce this folder's MarianTokenizer, or None where it does."""
+    """Why MarianText would not reproduce this folder's MarianTokenizer, or None where it does (ValueError:
+    a Marian folder's JSON file that is no JSON object)."""
     missing = [name for name in MARIAN_FILES if not (folder / name).is_file()]
     if missing:
         return f"no {', '.join(missing)} (not a Marian tokenizer)"
-    try:
-        config = _json_object(folder / "tokenizer_config.json")
-        model = _json_object(folder / "config.json")
-        specials = _json_object(folder / "special_tokens_map.json")
-    except ValueError as exc:
-        return str(exc)
+    config = _json_object(folder / "tokenizer_config.json")  # ValueError where unreadable: a broken folder
+    model = _json_object(folder / "config.json")
+    specials = _json_object(folder / "special_tokens_map.json")
     named = config.get("tokenizer_class") or ("MarianTokenizer" if model.get("model_type") == "marian" else None)
     if named != "MarianTokenizer":
         return f"tokenizer class {named or 'unknown'}"
@@ -75,10 +73,7 @@ def _added_tokens_problem(config: dict, tokens: dict[str, str], folder: Path) ->
     decoder = config.get("added_tokens_decoder") or {}
     if not decoder:
         return None
-    try:
-        vocab = _json_object(folder / "vocab.json")
-    except ValueError as exc:
-        return str(exc)
+    vocab = _json_object(folder / "vocab.json")
     for index, token in decoder.items():
         content = token_text(token)
         if content not in tokens.values() or str(vocab.get(content)) != str(index):
@@ -89,10 +84,7 @@ def _added_tokens_problem(config: dict, tokens: dict[str, str], folder: Path) ->
 def _json_object(path: Path) -> dict:
     if not path.is_file():
         return {}
-    try:
-        value = read_json(path)
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"{path.name}: {exc}") from exc
+    value = read_json(path)
     if not isinstance(value, dict):
         raise ValueError(f"{path.name} is not a JSON object")
     return value
