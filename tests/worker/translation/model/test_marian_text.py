@@ -1,11 +1,13 @@
 """worker.translation.model.marian_text against transformers' MarianTokenizer (only tests import transformers):
 the same ids for the benchmark and test workloads and for hostile text, the same texts for any ids, on the
 shipped copy model, the tests' models and tokenizer folders of the other kinds MarianTokenizer reads
-(separate vocabularies, multi-target language codes, a folder saved by transformers, clean-up on by default)."""
+(separate vocabularies, multi-target language codes, a folder saved by transformers, clean-up on by default).
+MARIAN_PARITY_FOLDERS (folders, os.pathsep between) adds others: bench/'s opus-shaped models, a real opus-mt."""
 
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
 from pathlib import Path
@@ -115,10 +117,11 @@ def folders(model_dir, split_model_dir, tmp_path_factory) -> dict[str, Path]:
     clean = _tokenizer_files(model_dir, tmp / "clean")
     _config(clean, clean_up_tokenization_spaces=True)
     kinds = {"shipped": COPY_MODEL, "copy": model_dir, "split": split_model_dir, "separate": separate}
-    return {**kinds, "multi": multi, "saved": saved, "clean": clean}
+    return {**kinds, "multi": multi, "saved": saved, "clean": clean, **{f: Path(f) for f in EXTRA}}
 
 
-KINDS = ["shipped", "copy", "split", "separate", "multi", "saved", "clean"]
+EXTRA = [folder for folder in os.environ.get("MARIAN_PARITY_FOLDERS", "").split(os.pathsep) if folder]
+KINDS = ["shipped", "copy", "split", "separate", "multi", "saved", "clean", *EXTRA]
 
 
 @pytest.fixture(scope="module", params=KINDS)
