@@ -60,9 +60,12 @@ def unsupported(folder: Path) -> str | None:
     unknown += sorted(k for k in EMPTY_ONLY if config.get(k))
     if unknown:
         return f"tokenizer_config.json sets {', '.join(unknown)}"
+    if any(name in config and not isinstance(config[name], (str, dict)) for name in DEFAULTS):
+        return "tokenizer_config.json sets a special token to null"
     tokens = {name: token_text(config.get(name) or default) for name, default in DEFAULTS.items()}
     if "added_tokens_decoder" not in config and any(
-        value and (name not in DEFAULTS or token_text(value) != tokens[name]) for name, value in specials.items()
+        (value is None or token_text(value) != tokens[name]) if name in DEFAULTS else value
+        for name, value in specials.items()
     ):
         return "special_tokens_map.json names other special tokens"
     return _added_tokens_problem(config, tokens, folder)

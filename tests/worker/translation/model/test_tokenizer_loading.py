@@ -90,6 +90,11 @@ ODD_SETTINGS = {
         lambda f: (f / "special_tokens_map.json").write_text('{"eos_token": "<unk>"}'),
         "special_tokens_map.json",
     ),
+    "a null special token": (lambda f: _config(f, pad_token=None), "null"),
+    "a null special token in the map": (
+        lambda f: (f / "special_tokens_map.json").write_text('{"pad_token": null}'),
+        "special_tokens_map.json",
+    ),
     "an added token off its id": (
         lambda f: _config(f, added_tokens_decoder={"5": {"content": "</s>", "special": True}}),
         "added token",
