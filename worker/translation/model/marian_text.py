@@ -55,6 +55,8 @@ class MarianText:
         folder = Path(folder)
         config_file = folder / "tokenizer_config.json"
         config = read_json(config_file) if config_file.is_file() else {}
+        if not isinstance(config, dict):
+            raise ValueError(f"{config_file} is not a JSON object")
         self.separate_vocabs = bool(config.get("separate_vocabs", False))
         self.encoder: dict[str, int] = read_json(folder / "vocab.json")
         if not isinstance(self.encoder, dict) or not all(type(i) is int for i in self.encoder.values()):
@@ -76,6 +78,8 @@ class MarianText:
             if not (folder / "target_vocab.json").is_file():
                 raise ValueError(f"{folder} has separate vocabularies (tokenizer_config.json) but no target_vocab.json")
             target_vocab = read_json(folder / "target_vocab.json")
+            if not isinstance(target_vocab, dict):
+                raise ValueError(f"{folder / 'target_vocab.json'} is not a JSON object of pieces and their ids")
             self.decoder = {i: piece for piece, i in target_vocab.items()}
             self.supported_language_codes: list[str] = []
         else:

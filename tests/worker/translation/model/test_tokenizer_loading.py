@@ -150,6 +150,7 @@ BROKEN = {
     "vocab.json ids are not integers": (lambda f: (f / "vocab.json").write_text('{"<unk>": "1"}'), "vocab.json"),
     "vocab.json lacks <unk>": (_unk_removed, "<unk>"),
     "separate vocabularies without target_vocab.json": (lambda f: _config(f, separate_vocabs=True), "target_vocab"),
+    "tokenizer_config.json is a list": (lambda f: (f / "tokenizer_config.json").write_text("[1]"), "tokenizer_config"),
     "tokenizer_config.json is not JSON": (lambda f: (f / "tokenizer_config.json").write_text("{"), "tokenizer_config"),
 }
 
