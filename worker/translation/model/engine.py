@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import torch
-from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+from transformers import AutoModelForSeq2SeqLM
 from transformers.utils import logging as transformers_logging
 
 from shared.memory import allowed_cpus
@@ -26,6 +26,7 @@ from worker.translation.model.heap import MemoryTrail, release_freed_memory
 from worker.translation.model.output_projection import OutputProjection, target_token_ids
 from worker.translation.model.quantization import quantize_int8
 from worker.translation.model.revision import model_revision
+from worker.translation.model.tokenizer_loading import load_tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +68,7 @@ class TranslationEngine:
         governed = not settings.torch_threads and self.device.type == "cpu" and settings.quantize == "int8"
         self.governor = thread_governor(governed, settings.torch_threads or allowed_cpus(), torch.set_num_threads)
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(settings.model)
+            self.tokenizer = load_tokenizer(settings.model)  # sentencepiece alone for a Marian model
             dtype = _cuda_dtype() if self.device.type == "cuda" else torch.float32
             model = AutoModelForSeq2SeqLM.from_pretrained(settings.model, dtype=dtype)
         except (OSError, ValueError) as exc:
@@ -148,10 +149,9 @@ class TranslationEngine:
         return OutputProjection.restricted(model, token_ids)
 
     def token_ids(self, sentences: Sequence[str]) -> list[list[int]]:
-        """Source token ids of each sentence, without the end-of-sentence token."""
-        if not sentences:  # the tokenizer raises on an empty list
+        """Source token ids of each sentence, without the end token; text spelling "</s>" or "<pad>" is text."""
+        if not sentences:  # AutoTokenizer raises on an empty list
             return []
-        # split_special_tokens: text that spells a special token ("</s>", "<pad>") is text, not an end of input
         encoded = self.tokenizer(list(sentences), add_special_tokens=False, split_special_tokens=True)["input_ids"]
         return [list(ids) for ids in encoded]
 
