@@ -240,3 +240,11 @@ def test_a_corrupt_entry_is_refused_before_anything_is_translated():
     data[at] ^= 0xFF
     with pytest.raises(DocumentError, match="fonts/serif.otf cannot be read"):
         prepare("epub", bytes(data), 300)
+
+
+def test_a_book_of_many_entries_is_refused_while_its_entries_are_checked():
+    many = {f"OEBPS/images/{n}.png": b"" for n in range(2_000)}  # empty, and few elements: under 2,000 parts
+    prepare("epub", epub_bytes(), 300, DocumentLimits(max_parts=2_000))
+    with pytest.raises(DocumentTooComplex, match="TRANSQ_MAX_DOCUMENT_PARTS"):
+        prepare("epub", epub_bytes(many), 300, DocumentLimits(max_parts=2_000))
+

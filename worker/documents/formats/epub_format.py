@@ -49,7 +49,11 @@ class EpubDocument:
                 + [(name, lambda text: parse_chosen_text(text, _ncx_label, tags)) for name in package.tables]
                 + [(name, lambda text: parse_chosen_text(text, _book_title, tags)) for name in package.packages]
             )
+            done: set[str] = set()
             for name, parse in chosen:
+                if name in done:
+                    continue  # an entry named twice (a package document as a chapter, say) is translated once
+                done.add(name)
                 raw = archive.read(name)
                 markup = parse(texts[name])
                 if markup.runs:
@@ -87,4 +91,4 @@ def _ncx_label(open_names: list[str]) -> bool:
 
 
 def _book_title(open_names: list[str]) -> bool:
-    return open_names[-2:] == ["metadata", "title"]
+    return open_names[-1:] == ["title"] and open_names[-2:-1] in (["metadata"], ["dc-metadata"])

@@ -8,7 +8,8 @@ than the fonts' obfuscation, or a zip entry encrypted); no META-INF/container.xm
 a manifest href leading out of the container; a spine item that is neither XHTML nor SVG, or missing; XML
 that is not well-formed, not UTF-8 or UTF-16, or declares entities (`<!ENTITY`: how an entity bomb grows
 and how an external entity reads a file; none is ever resolved or fetched). The elements of every XML part
-read are counted, streaming, against TRANSQ_MAX_DOCUMENT_PARTS (422 `document_too_complex`)."""
+read, and the zip's entries, are counted (streaming) against TRANSQ_MAX_DOCUMENT_PARTS (422
+`document_too_complex`)."""
 
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ class Package:
 
 def read_package(archive: zipfile.ZipFile, budget: Budget) -> tuple[Package, dict[str, str]]:
     """The book's package and the text of every XML entry it translates, by entry name."""
-    _check_entries(archive)
+    _check_entries(archive, budget)
     texts: dict[str, str] = {}
 
     def tree(name: str) -> etree._Element:
@@ -106,7 +107,7 @@ def _read_opf(archive: zipfile.ZipFile, name: str, opf: etree._Element, package:
         if where not in archive.NameToInfo:
             raise DocumentError(f"not a valid .epub file: {name} names {where}, which the book does not hold")
     package.documents += [where for where in dict.fromkeys(found) if where not in package.documents]
-    package.tables += [where for where in tables if where not in package.tables]
+    package.tables += [where for where in tables if where not in package.tables + package.documents]
 
 
 def resolve(base: str, href: str, named_in: str) -> str:
@@ -146,11 +147,12 @@ def read_xml(archive: zipfile.ZipFile, name: str, budget: Budget) -> str:
     return text
 
 
-def _check_entries(archive: zipfile.ZipFile) -> None:
+def _check_entries(archive: zipfile.ZipFile, budget: Budget) -> None:
     """Names that stay inside the book, each once; every entry readable (unencrypted, a known compression,
-    its declared size and checksum right), read in chunks and dropped."""
+    its declared size and checksum right), read in chunks and dropped. Each entry spends a part."""
     seen: set[str] = set()
     for info in archive.infolist():
+        budget.spend()
         name = info.filename
         parts = name.split("/")
         if name.startswith("/") or "\\" in name or ".." in parts or "\x00" in name or name[1:2] == ":":
