@@ -247,4 +247,3 @@ def test_a_book_of_many_entries_is_refused_while_its_entries_are_checked():
     prepare("epub", epub_bytes(), 300, DocumentLimits(max_parts=2_000))
     with pytest.raises(DocumentTooComplex, match="TRANSQ_MAX_DOCUMENT_PARTS"):
         prepare("epub", epub_bytes(many), 300, DocumentLimits(max_parts=2_000))
-
