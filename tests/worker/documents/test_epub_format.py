@@ -247,3 +247,21 @@ def test_a_book_of_many_entries_is_refused_while_its_entries_are_checked():
     prepare("epub", epub_bytes(), 300, DocumentLimits(max_parts=2_000))
     with pytest.raises(DocumentTooComplex, match="TRANSQ_MAX_DOCUMENT_PARTS"):
         prepare("epub", epub_bytes(many), 300, DocumentLimits(max_parts=2_000))
+
+
+def test_a_foreign_chapter_is_kept_and_its_xhtml_fallback_translated():
+    opf = OPF.replace(
+        '<item id="css"',
+        '<item id="math" href="text/m.xml" media-type="application/mathml+xml" fallback="ch2"/><item id="css"',
+    ).replace('<itemref idref="ch2"/>', '<itemref idref=" math "/>')  # an id with spaces around it, too
+    math = b'<math xmlns="http://www.w3.org/1998/Math/MathML"><mi>x</mi></math>'
+    prepared = prepare("epub", epub_bytes({"OEBPS/content.opf": opf, "OEBPS/text/m.xml": math}), 300)
+    output = entries(prepared.render([unit + MARK for unit in prepared.units]))
+    assert output["OEBPS/text/m.xml"] == math and MARK in output["OEBPS/text/chapter 2.xhtml"].decode()
+
+
+def test_names_are_compared_in_their_composed_form():
+    composed = "OEBPS/text/caf\u00e9.xhtml"
+    opf = OPF.replace("text/ch1.xhtml", "text/cafe\u0301.xhtml")  # decomposed é in the manifest
+    prepared = prepare("epub", epub_bytes({"OEBPS/content.opf": opf, composed: CHAPTER_1}), 300)
+    assert "防止容器耗尽主机资源。" in prepared.units

@@ -1,20 +1,22 @@
 """An EPUB book's container read and checked before anything is translated: which of its entries are
-translated (every XHTML content document of the spine, the EPUB 3 navigation document, the EPUB 2 NCX table
-of contents, the package documents' titles) and that everything else can be copied byte for byte.
+translated (every XHTML content document of the spine, or a foreign one's XHTML fallback, the EPUB 3
+navigation document, the EPUB 2 NCX table of contents, the package documents' titles) and that everything
+else can be copied byte for byte. Names are compared in Unicode's composed form (NFC), as OCF does.
 
 Refused (422 `invalid_document`, naming the entry): entry names that are absolute, hold `..` or a backslash
 or come twice; a book encrypted for DRM (META-INF/encryption.xml encrypting anything with another method
 than the fonts' obfuscation, or a zip entry encrypted); no META-INF/container.xml or no package document;
-a manifest href leading out of the container; a spine item that is neither XHTML nor SVG, or missing; XML
-that is not well-formed, not UTF-8 or UTF-16, or declares entities (`<!ENTITY`: how an entity bomb grows
-and how an external entity reads a file; none is ever resolved or fetched). The elements of every XML part
-read, and the zip's entries, are counted (streaming) against TRANSQ_MAX_DOCUMENT_PARTS (422
-`document_too_complex`)."""
+a manifest href leading out of the container; a spine item that is neither XHTML nor SVG and has no XHTML
+fallback, or is missing; XML that is not well-formed, not UTF-8 or UTF-16, or declares entities
+(`<!ENTITY`: how an entity bomb grows and how an external entity reads a file; none is ever resolved or
+fetched). The elements of every XML part read, and the zip's entries, are counted (streaming) against
+TRANSQ_MAX_DOCUMENT_PARTS (422 `document_too_complex`)."""
 
 from __future__ import annotations
 
 import io
 import posixpath
+import unicodedata
 import zipfile
 import zlib
 from dataclasses import dataclass, field
@@ -40,16 +42,17 @@ _CHUNK = 1 << 20
 
 @dataclass
 class Package:
-    """The entries translated, each once, in reading order."""
+    """The entries translated, each once, in reading order (dicts as ordered sets)."""
 
-    documents: list[str] = field(default_factory=list)  # XHTML: the spine's, then the navigation document
-    packages: list[str] = field(default_factory=list)  # the package documents (their dc:title)
-    tables: list[str] = field(default_factory=list)  # the NCX tables of contents
+    documents: dict[str, None] = field(default_factory=dict)  # XHTML: the spine's, then the navigation document
+    packages: dict[str, None] = field(default_factory=dict)  # the package documents (their dc:title)
+    tables: dict[str, None] = field(default_factory=dict)  # the NCX tables of contents
 
 
 def read_package(archive: zipfile.ZipFile, budget: Budget) -> tuple[Package, dict[str, str]]:
     """The book's package and the text of every XML entry it translates, by entry name."""
     _check_entries(archive, budget)
+    names = {unicodedata.normalize("NFC", name): name for name in archive.NameToInfo}
     texts: dict[str, str] = {}
 
     def tree(name: str) -> etree._Element:
@@ -67,47 +70,68 @@ def read_package(archive: zipfile.ZipFile, budget: Budget) -> tuple[Package, dic
     if not rootfiles:
         raise DocumentError(f"not a valid .epub file: {CONTAINER} names no package document ({_PACKAGE_TYPE})")
     for path in rootfiles:
-        name = entry(archive, "", path, CONTAINER)
+        name = held(names, resolve("", path, CONTAINER), CONTAINER)
         if name not in package.packages:
-            package.packages.append(name)
-            _read_opf(archive, name, tree(name), package)
-    for name in package.documents + package.tables:
+            package.packages[name] = None
+            _read_opf(names, name, tree(name), package)
+    for name in [*package.documents, *package.tables]:
         texts[name] = read_xml(archive, name, budget)
     texts.pop(CONTAINER)
     texts.pop(ENCRYPTION, None)
     return package, texts
 
 
-def _read_opf(archive: zipfile.ZipFile, name: str, opf: etree._Element, package: Package) -> None:
+def _read_opf(names: dict[str, str], name: str, opf: etree._Element, package: Package) -> None:
     base = posixpath.dirname(name)
-    items: dict[str, tuple[str, str, list[str]]] = {}  # id -> entry, media type, properties
+    items: dict[str, tuple[str, str, list[str], str]] = {}  # id -> entry, media type, properties, fallback
     for item in opf.iter(f"{_OPF}item"):
         href = item.get("href") or ""
         if urlsplit(href).scheme:  # a remote resource (EPUB 3 audio, video): not in the book
             continue
         where = resolve(base, href, name)
-        items[item.get("id") or ""] = (where, item.get("media-type") or "", (item.get("properties") or "").split())
+        properties = (item.get("properties") or "").split()
+        items[(item.get("id") or "").strip()] = (
+            where,
+            item.get("media-type") or "",
+            properties,
+            item.get("fallback") or "",
+        )
     found: list[str] = []
     spine = opf.find(f"{_OPF}spine")
     for itemref in spine.iter(f"{_OPF}itemref") if spine is not None else ():
-        idref = itemref.get("idref") or ""
-        if idref not in items:
-            raise DocumentError(f"not a valid .epub file: the spine of {name} names {idref!r}, not in its manifest")
-        where, media_type, _ = items[idref]
+        chapter = _xhtml_of(items, (itemref.get("idref") or "").strip(), name)
+        if chapter:
+            found.append(chapter)
+    found += [where for where, _, properties, _ in items.values() if "nav" in properties]
+    toc = items.get((spine.get("toc") or "").strip()) if spine is not None else None
+    tables = [toc[0]] if toc else [where for where, media_type, _, _ in items.values() if media_type == _NCX_TYPE]
+    for where in found:
+        package.documents.setdefault(held(names, where, name))
+    for where in tables:
+        where = held(names, where, name)
+        if where not in package.documents:
+            package.tables.setdefault(where)
+
+
+def _xhtml_of(items: dict[str, tuple[str, str, list[str], str]], idref: str, named_in: str) -> str | None:
+    """The XHTML entry a spine item is read as: itself, or the first XHTML item of its fallback chain (EPUB 3:
+    a foreign chapter names one); None for an SVG chapter (kept as it is)."""
+    if idref not in items:
+        raise DocumentError(f"not a valid .epub file: the spine of {named_in} names {idref!r}, not in its manifest")
+    seen, current = set(), idref
+    while current in items and current not in seen:
+        seen.add(current)
+        where, media_type, _, fallback = items[current]
         if media_type == XHTML_TYPE:
-            found.append(where)
-        elif media_type != "image/svg+xml":  # an SVG content document is kept as it is
-            raise DocumentError(
-                f"not a valid .epub file: the chapter {where} is {media_type or 'of no media type'}, not XHTML"
-            )
-    found += [where for where, _, properties in items.values() if "nav" in properties]
-    toc = items.get(spine.get("toc") or "") if spine is not None else None
-    tables = [toc[0]] if toc else [where for where, media_type, _ in items.values() if media_type == _NCX_TYPE]
-    for where in found + tables:
-        if where not in archive.NameToInfo:
-            raise DocumentError(f"not a valid .epub file: {name} names {where}, which the book does not hold")
-    package.documents += [where for where in dict.fromkeys(found) if where not in package.documents]
-    package.tables += [where for where in tables if where not in package.tables + package.documents]
+            return where
+        if media_type == "image/svg+xml":
+            return None
+        current = fallback.strip()
+    where, media_type, _, _ = items[idref]
+    raise DocumentError(
+        f"not a valid .epub file: the chapter {where} is {media_type or 'of no media type'}, not XHTML, "
+        "and has no XHTML fallback"
+    )
 
 
 def resolve(base: str, href: str, named_in: str) -> str:
@@ -119,11 +143,12 @@ def resolve(base: str, href: str, named_in: str) -> str:
     return joined
 
 
-def entry(archive: zipfile.ZipFile, base: str, href: str, named_in: str) -> str:
-    where = resolve(base, href, named_in)
-    if where not in archive.NameToInfo:
+def held(names: dict[str, str], where: str, named_in: str) -> str:
+    """The book's entry named `where` (compared in Unicode's composed form, NFC, as OCF compares names)."""
+    found = names.get(unicodedata.normalize("NFC", where))
+    if found is None:
         raise DocumentError(f"not a valid .epub file: {named_in} names {where}, which the book does not hold")
-    return where
+    return found
 
 
 def read_xml(archive: zipfile.ZipFile, name: str, budget: Budget) -> str:
