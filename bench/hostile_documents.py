@@ -119,6 +119,51 @@ def docx_benign(paragraphs: int) -> bytes:
     return out.getvalue()
 
 
+_CONTAINER = (
+    '<container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles>'
+    '<rootfile full-path="content.opf" media-type="application/oebps-package+xml"/></rootfiles></container>'
+)
+
+
+def epub_book(chapters: list[str], head: str = "") -> bytes:
+    """An EPUB 3 book of XHTML chapters (each the body of one; `head` goes before the root element)."""
+    items = "".join(
+        f'<item id="c{n}" href="c{n}.xhtml" media-type="application/xhtml+xml"/>' for n in range(len(chapters))
+    )
+    spine = "".join(f'<itemref idref="c{n}"/>' for n in range(len(chapters)))
+    opf = (
+        '<package xmlns="http://www.idpf.org/2007/opf" version="3.0"><metadata xmlns:dc="http://purl.org/dc/elements/1.1/">'
+        f"<dc:title>书名</dc:title></metadata><manifest>{items}</manifest><spine>{spine}</spine></package>"
+    )
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as book:
+        book.writestr("mimetype", "application/epub+zip", zipfile.ZIP_STORED)
+        book.writestr("META-INF/container.xml", _CONTAINER)
+        book.writestr("content.opf", opf)
+        for number, body in enumerate(chapters):
+            xhtml = f'{head}<html xmlns="http://www.w3.org/1999/xhtml"><head><title>第{number}章</title></head><body>{body}</body></html>'
+            book.writestr(f"c{number}.xhtml", xhtml)
+    return out.getvalue()
+
+
+def epub_benign(paragraphs: int, chapters: int = 10) -> bytes:
+    """A novel: chapters of paragraphs with some bold and links."""
+    per = paragraphs // chapters
+    body = "".join(
+        f'<p>第{n}段：今年的收入增长了百分之{n % 97}，<b>我们很满意</b>，<a href="#x">明年</a>的目标是{n * 7 % 1000}万。</p>'
+        for n in range(per)
+    )
+    return epub_book([body] * chapters)
+
+
+def epub_entity_bomb() -> bytes:
+    """A billion laughs in a chapter's DOCTYPE (entities are never expanded; the chapter is refused)."""
+    levels = '<!ENTITY a "aaaaaaaaaa">' + "".join(
+        f'<!ENTITY {chr(98 + n)} "{("&" + chr(97 + n) + ";") * 10}">' for n in range(8)
+    )
+    return epub_book(["<p>&i;</p>"], f"<!DOCTYPE html [{levels}]>")
+
+
 def cases(size: int = MIB) -> list[Case]:
     """The hostile cases of issue 19 at `size` bytes (the .docx ones at the issue's sizes), and their
     benign counterparts."""
@@ -140,4 +185,14 @@ def cases(size: int = MIB) -> list[Case]:
         Case("docx: 100 MB document.xml", "docx", bomb, "docx: benign"),
         Case("docx: 200k runs", "docx", docx_runs(200_000), "docx: benign"),
         Case("docx: 45k runs (under the limit)", "docx", docx_runs(45_000, per_paragraph=100), "docx: benign"),
+        Case("epub: benign (3,000 paragraphs)", "epub", epub_benign(3000)),
+        Case("epub: 100 MB chapter", "epub", epub_book(["<p>字</p>" * 10_000_000]), "epub: benign (3,000 paragraphs)"),
+        Case("epub: 200k paragraphs", "epub", epub_book(["<p>字</p>" * 200_000]), "epub: benign (3,000 paragraphs)"),
+        Case("epub: entity bomb", "epub", epub_entity_bomb(), "epub: benign (3,000 paragraphs)"),
+        Case(
+            "epub: 7k paragraphs, 42k tags (under the limit)",
+            "epub",
+            epub_benign(7_000, chapters=40),
+            "epub: benign (3,000 paragraphs)",
+        ),
     ]

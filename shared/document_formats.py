@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import codecs
 
-FORMATS = ("text", "html", "markdown", "srt", "docx", "xlsx", "pptx", "odt", "po", "xliff")
+FORMATS = ("text", "html", "markdown", "srt", "docx", "xlsx", "pptx", "odt", "po", "xliff", "epub")
 TEXT_FORMATS = ("text", "html", "markdown", "srt")  # the formats a JSON string can carry
 # The formats uploaded and stored as bytes (parsed by their own libraries, each reading its own encoding); the
 # job's result is then only the file to download. Zip archives among them are checked as such at upload.
-FILE_FORMATS = ("docx", "xlsx", "pptx", "odt", "po", "xliff")
-ZIP_FORMATS = ("docx", "xlsx", "pptx", "odt")
+FILE_FORMATS = ("docx", "xlsx", "pptx", "odt", "po", "xliff", "epub")
+ZIP_FORMATS = ("docx", "xlsx", "pptx", "odt", "epub")
 # The translators' formats: a unit already translated is kept unless the upload asks `retranslate=true`.
 TRANSLATOR_FORMATS = ("po", "xliff")
 EXTENSIONS = {
@@ -30,6 +30,7 @@ EXTENSIONS = {
     ".pot": "po",
     ".xlf": "xliff",
     ".xliff": "xliff",
+    ".epub": "epub",
 }
 FILE_EXTENSIONS = {
     "text": ".txt",
@@ -42,6 +43,7 @@ FILE_EXTENSIONS = {
     "odt": ".odt",
     "po": ".po",
     "xliff": ".xlf",
+    "epub": ".epub",
 }
 MEDIA_TYPES = {
     "text": "text/plain; charset=utf-8",
@@ -54,6 +56,7 @@ MEDIA_TYPES = {
     "odt": "application/vnd.oasis.opendocument.text",
     "po": "text/x-gettext-translation",  # no charset: the file declares its own (its header's Content-Type)
     "xliff": "application/xliff+xml",  # and its own XML declaration
+    "epub": "application/epub+zip",
 }
 
 

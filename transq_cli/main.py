@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         "file",
         nargs="?",
         help="a UTF-8 text file (- for standard input; paragraphs are kept), or a .md, .html, .srt, .docx, "
-        ".xlsx, .pptx, .odt, .po or .xlf document (it comes back in the same format, its markup untouched)",
+        ".xlsx, .pptx, .odt, .po, .xlf or .epub document (it comes back in the same format, its markup untouched)",
     )
     translate.add_argument("-o", "--output", help="write here (default: standard output)")
     translate.add_argument("--resume", metavar="JOB_ID", help="poll a job submitted earlier instead of submitting")

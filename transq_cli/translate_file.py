@@ -27,15 +27,17 @@ DOCUMENT_EXTENSIONS = {
     ".pot",
     ".xlf",
     ".xliff",
+    ".epub",
 }
 BINARY_EXTENSIONS = {
     ".docx": "docx",
     ".xlsx": "xlsx",
     ".pptx": "pptx",
     ".odt": "odt",
+    ".epub": "epub",
 }  # written to a file, never to a terminal
 # Formats the API does not translate (it answers 415): refused here before anything is sent.
-UNTRANSLATED_EXTENSIONS = {".pdf", ".doc", ".rtf", ".xls", ".ppt", ".epub"}
+UNTRANSLATED_EXTENSIONS = {".pdf", ".doc", ".rtf", ".xls", ".ppt"}
 SUPPORTED = "text (.txt, or any UTF-8 text file, or - for standard input), " + ", ".join(sorted(DOCUMENT_EXTENSIONS))
 
 

@@ -53,6 +53,7 @@ _BY_MEDIA_TYPE = {
     "application/x-gettext": "po",
     MEDIA_TYPES["xliff"]: "xliff",
     "application/x-xliff+xml": "xliff",
+    MEDIA_TYPES["epub"]: "epub",
 }
 _SUPPORTED = ", ".join(sorted(EXTENSIONS))
 _FIELDS = ("format", *DocumentOptions.model_fields)  # what a form or a bare body's query may carry

@@ -76,7 +76,7 @@
     if (job.status === "succeeded") {
       showConfidence(job);
       const translations = job.result.translations;
-      $("target").value = translations ? translations.join("") : "(a Word document: use Download)";
+      $("target").value = translations ? translations.join("") : "(a file: use Download)";
       copy.disabled = !translations;
       window.transqFidelity.mark(job, arrived);
     }
@@ -141,8 +141,11 @@
       show("a translation memory applies to typed text, not to files: choose “no memory” to translate a file", true);
       return;
     }
-    const docx = file.name.endsWith(".docx");
-    $("source").value = docx ? "(" + file.name + ")" : await file.text();
+    // A file format (Word, Excel, PowerPoint, OpenDocument, PO, XLIFF, EPUB) is shown by its name: its text
+    // is read by the document stage, in its own encoding.
+    const name = file.name.toLowerCase();
+    const binary = $("file").dataset.files.split(" ").some((extension) => name.endsWith(extension));
+    $("source").value = binary ? "(" + file.name + ")" : await file.text();
     let glossary;
     try { glossary = window.transqGlossary.fields(); } catch (error) { show(error.message, true); return; }
     const job = await run(async () => {

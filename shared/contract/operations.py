@@ -94,13 +94,13 @@ def paths(settings: Settings) -> dict[str, Any]:
         },
         "/v1/documents": {
             "post": {
-                "summary": "Submit a document file (.txt, .md, .html, .srt, .docx, .xlsx, .pptx, .odt, .po, .xlf) to translate",
+                "summary": "Submit a document file (.txt, .md, .html, .srt, .docx, .xlsx, .pptx, .odt, .po, .xlf, .epub) to translate",
                 "description": "The file as the `file` field of a multipart form (with optional `format`, "
                 "`source_lang` (`auto`: detected by the document stage from the parsed text), `target_lang`, "
                 "`callback_url`, `glossary` (JSON text), `glossary_id` and `scores` fields), or as the body itself "
                 "(format from the `filename` or `format` query parameter, or the Content-Type; the other fields as "
                 "query parameters). Its structure (tags, attributes, code, links, subtitle numbers and timings, "
-                "Word runs, tables and styles) comes back as it was.",
+                "Word runs, tables and styles, an EPUB book's every entry but its text) comes back as it was.",
                 "parameters": [
                     IDEMPOTENCY_KEY,
                     {"name": "filename", "in": "query", "required": False, "schema": {"type": "string"}},
@@ -129,10 +129,10 @@ def paths(settings: Settings) -> dict[str, Any]:
                     ),
                     "415": error("A file type transq does not read (`unsupported_media_type`)."),
                     "422": error(
-                        "A file that is not UTF-8/UTF-16 text, or a .docx, .xlsx, .pptx or .odt that is not a zip (`invalid_document`), "
+                        "A file that is not UTF-8/UTF-16 text, or a .docx, .xlsx, .pptx, .odt or .epub that is not a zip (`invalid_document`), "
                         "an empty one (`validation_error`), `retranslate` other than a boolean or for a format but PO "
                         "and XLIFF (`validation_error`), or as for POST /v1/jobs. What only parsing finds (a "
-                        "broken .docx, a malformed PO or XLIFF file, an XLIFF with a DOCTYPE, a SubRip file without timings, a zip without word/document.xml: "
+                        "broken .docx, a malformed PO or XLIFF file, an XLIFF with a DOCTYPE, a SubRip file without timings, a zip without word/document.xml, an EPUB encrypted for DRM, with entities, a chapter that is not XHTML or a name leading out of the book: "
                         "`invalid_document`; one over TRANSQ_MAX_DOCUMENT_PARTS or a .docx over its unpacked-size "
                         "limit: `document_too_complex`; too much text) fails the job instead."
                     ),

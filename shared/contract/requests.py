@@ -30,7 +30,7 @@ from shared.settings.checks import CONFIDENCE_RANGE
 FORM_FIELDS_BYTES = 65536
 
 _REFUSED = {
-    "format": f"{{field}} must be one of {', '.join(TEXT_FORMATS)} (a .docx, .xlsx, .pptx, .odt, .po or .xlf file goes to /v1/documents)",
+    "format": f"{{field}} must be one of {', '.join(TEXT_FORMATS)} (a .docx, .xlsx, .pptx, .odt, .po, .xlf or .epub file goes to /v1/documents)",
     "glossary_id": "{field} must be the id of a stored glossary (32 hex digits)",
     "scores": "{field} must be true or false",
     "on_low_confidence": '{field} must be "flag" or "withhold"',

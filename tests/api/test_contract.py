@@ -10,7 +10,7 @@ from shared.settings import Settings
 
 SETTINGS = Settings(max_texts=3, wait_timeout=30)
 ONE_OF = "give exactly one of `text` (a string) or `texts` (a list of strings)"
-FORMATS = "format must be one of text, html, markdown, srt (a .docx, .xlsx, .pptx, .odt, .po or .xlf file goes to /v1/documents)"
+FORMATS = "format must be one of text, html, markdown, srt (a .docx, .xlsx, .pptx, .odt, .po, .xlf or .epub file goes to /v1/documents)"
 TIMEOUT = "timeout must be a number of seconds from 0 to 30"
 
 

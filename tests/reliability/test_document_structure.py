@@ -160,3 +160,17 @@ def test_64_an_odt_keeps_every_element(shift):
     prepared = prepare("odt", source, 300)
     output = prepared.render(adversarial(prepared.units, shift))
     assert shape_of(output) == shape_of(source)
+
+
+@pytest.mark.parametrize("shift", range(0, len(HOSTILE), 3))
+def test_64_an_epub_keeps_every_element_and_every_entry_but_its_text(shift):
+    from tests.api.documents.epub_sample import TRANSLATED, epub_bytes
+    from tests.worker.documents.test_epub_format import entries, shape_of, texts_of
+
+    source = epub_bytes()
+    prepared = prepare("epub", source, 300)
+    output = prepared.render(adversarial(prepared.units, shift))
+    assert shape_of(output) == shape_of(source)  # every chapter, the nav, the NCX and the OPF parse again
+    assert texts_of(output)[1] == texts_of(source)[1]  # code, SVG, authors, page numbers: as they were
+    before, after = entries(source), entries(output)
+    assert list(after) == list(before) and all(after[n] == before[n] for n in before if n not in TRANSLATED)

@@ -113,13 +113,15 @@ def test_63_a_zip_that_is_not_a_word_document_is_invalid(tmp_path):
     assert got["outcome"] == "invalid" and "word/document.xml" in got["message"], got
 
 
-@pytest.mark.parametrize("fmt", ["xlsx", "pptx", "odt"])
-def test_62_an_xlsx_pptx_or_odt_bomb_is_refused_before_it_is_unpacked(fmt, tmp_path):
+@pytest.mark.parametrize("fmt", ["xlsx", "pptx", "odt", "epub"])
+def test_62_an_xlsx_pptx_odt_or_epub_bomb_is_refused_before_it_is_unpacked(fmt, tmp_path):
+    from tests.worker.documents.test_epub_format import epub_bomb
     from tests.worker.documents.test_odt_format import odt_bomb
     from tests.worker.documents.test_pptx_format import pptx_bomb
     from tests.worker.documents.test_xlsx_format import xlsx_bomb
 
-    bomb = {"xlsx": xlsx_bomb, "pptx": pptx_bomb, "odt": odt_bomb}[fmt]()  # ~100 MB of XML in a few hundred KiB
+    bombs = {"xlsx": xlsx_bomb, "pptx": pptx_bomb, "odt": odt_bomb, "epub": epub_bomb}
+    bomb = bombs[fmt]()  # ~100 MB of XML in a few hundred KiB
     assert len(bomb) < 1024 * 1024
     got = parse_bounded(fmt, bomb, tmp_path)
     assert got["outcome"] == "too_complex" and "TRANSQ_DOCX_UNPACKED_RATIO" in got["message"], got
@@ -131,3 +133,20 @@ def test_63_an_xliff_entity_bomb_is_refused_unexpanded(tmp_path):
     deep = BILLION_LAUGHS.replace(b"&d;&d;&d;", b"&d;" * 100_000)  # a million entity references' worth
     got = parse_bounded("xliff", deep, tmp_path)  # libxml2 refuses the amplification, else the DOCTYPE is
     assert got["outcome"] == "invalid" and ("DOCTYPE" in got["message"] or "amplification" in got["message"]), got
+
+
+def test_62_an_epub_chapter_over_the_parts_limit_is_refused_while_read(tmp_path):
+    from tests.worker.documents.test_epub_format import epub_bomb
+
+    got = parse_bounded("epub", epub_bomb(2_000_000), tmp_path)  # 200k paragraphs, within the unpacked limit
+    assert got["outcome"] == "too_complex" and "TRANSQ_MAX_DOCUMENT_PARTS" in got["message"], got
+
+
+def test_63_an_epub_entity_bomb_is_refused_unexpanded(tmp_path):
+    from tests.api.documents.epub_sample import CHAPTER_1, XHTML11, epub_bytes
+    from tests.worker.documents.test_translator_formats import BILLION_LAUGHS
+
+    doctype = BILLION_LAUGHS[BILLION_LAUGHS.index(b"<!DOCTYPE") : BILLION_LAUGHS.index(b"]>") + 2].decode()
+    chapter = CHAPTER_1.replace(XHTML11, doctype).replace("见下文", "&d;" * 100_000)
+    got = parse_bounded("epub", epub_bytes({"OEBPS/text/ch1.xhtml": chapter}), tmp_path)
+    assert got["outcome"] == "invalid" and "declares XML entities" in got["message"], got

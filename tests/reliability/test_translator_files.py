@@ -132,3 +132,52 @@ def test_an_odt_comes_back_with_its_elements(stack):
     download = translated(stack, "letter.odt", source)
     assert download.headers["Content-Type"] == "application/vnd.oasis.opendocument.text"
     assert shape_of(download.content) == shape_of(source)
+
+
+def test_an_epub_comes_back_with_every_entry_but_its_text(stack):
+    from tests.api.documents.epub_sample import TRANSLATED, epub_bytes
+    from tests.worker.documents.test_epub_format import entries, shape_of, texts_of
+
+    source = epub_bytes()
+    download = translated(stack, "内存 book.epub", source)
+    assert download.headers["Content-Type"] == "application/epub+zip"
+    assert "filename*=UTF-8''%E5%86%85%E5%AD%98%20book.en.epub" in download.headers["Content-Disposition"]
+    output = download.content
+    assert shape_of(output) == shape_of(source)
+    before, after = entries(source), entries(output)
+    assert list(after) == list(before) and all(after[n] == before[n] for n in before if n not in TRANSLATED)
+    (blocks, kept), (new_blocks, new_kept) = texts_of(source), texts_of(output)
+    assert new_kept == kept and new_blocks.keys() == blocks.keys()
+    for key, text in blocks.items():
+        assert copied_from(new_blocks[key], text + "\xa0"), (key, new_blocks[key])
+
+
+DRM = "http://www.w3.org/2001/04/xmlenc#aes256-cbc"
+
+
+@pytest.mark.parametrize(
+    "replaced, message",
+    [
+        ({"META-INF/encryption.xml": DRM}, "encrypted (DRM"),
+        ({"OEBPS/text/chapter 2.xhtml": "<html><p>没有结束</html>"}, "not well-formed"),
+        ({"../evil": "x"}, "leads out of the book"),
+    ],
+    ids=["drm", "malformed", "traversal"],
+)
+def test_a_hostile_epub_fails_its_job_and_leaves_nothing(stack, replaced, message):
+    from tests.api.documents.epub_sample import epub_bytes
+    from tests.worker.documents.test_epub_format import encryption_xml
+
+    if replaced.get("META-INF/encryption.xml") == DRM:
+        replaced = {"META-INF/encryption.xml": encryption_xml(DRM)}
+    response = requests.post(
+        stack.api.url + "/v1/documents", files={"file": ("book.epub", epub_bytes(replaced))}, timeout=60
+    )
+    assert response.status_code == 202, response.text
+    job = stack.client.wait(response.json()["id"], timeout=120)
+    assert job["status"] == "failed" and job["error"]["code"] == "invalid_document", job
+    assert message in job["error"]["message"]
+    prefix = stack.settings.key_prefix
+    assert stack.r.exists(f"{prefix}docout:{job['id']}", f"{prefix}docsrc:{job['id']}") == 0
+    download = requests.get(f"{stack.api.url}/v1/jobs/{job['id']}/document", timeout=30)
+    assert download.status_code == 409

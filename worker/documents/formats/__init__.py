@@ -1,5 +1,5 @@
 """Documents that keep their formatting: plain text, HTML, Markdown, SubRip subtitles, Word files, Excel
-workbooks, PowerPoint presentations, OpenDocument text, and the translators' formats, gettext PO and XLIFF 1.2/2.x.
+workbooks, PowerPoint presentations, OpenDocument text, EPUB books, and the translators' formats, gettext PO and XLIFF 1.2/2.x.
 
 A document is parsed into runs (runs.py); the job translates each run's sentences (and the spans inside
 them) as its texts, so the sentence cache, batching and progress work as for any job; the document stage
@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from shared.document_formats import FILE_FORMATS, DocumentError, DocumentTooComplex, decode_text
 from worker.documents.formats.docx_format import DocxDocument
+from worker.documents.formats.epub_format import EpubDocument
 from worker.documents.formats.html_format import parse_markup
 from worker.documents.formats.limits import Budget, DocumentLimits
 from worker.documents.formats.markdown_format import MarkdownDocument
@@ -61,6 +62,7 @@ _FILE_PARSERS = {
     "xlsx": lambda data, limits, retranslate: XlsxDocument(data, limits),
     "pptx": lambda data, limits, retranslate: PptxDocument(data, limits),
     "odt": lambda data, limits, retranslate: OdtDocument(data, limits),
+    "epub": lambda data, limits, retranslate: EpubDocument(data, limits),
 }
 
 

@@ -1,4 +1,4 @@
-"""An Office file (.docx, .xlsx, .pptx, .odt) checked before anything reads it: a zip that holds its main part, unpacking
+"""An Office file (.docx, .xlsx, .pptx, .odt) or an EPUB book checked before anything reads it: a zip that holds its main part, unpacking
 to at most TRANSQ_DOCX_UNPACKED_BASE_MB + TRANSQ_DOCX_UNPACKED_RATIO x its size, whose text parts' elements
 (paragraphs, runs and table cells; strings, their runs and cells), counted in one streaming pass (nothing
 kept), are within TRANSQ_MAX_DOCUMENT_PARTS. python-docx builds the whole tree in memory (several times the
@@ -60,6 +60,8 @@ ODT = ArchiveKind(
     re.compile(r"content\.xml|styles\.xml"),
     (f"{_T}p", f"{_T}h", f"{_T}span"),
 )
+# An EPUB's parts are named by its package document, not by a pattern: epub_package.py counts what it reads.
+EPUB = ArchiveKind(".epub", "book (EPUB)", "META-INF/container.xml", re.compile("(?!)"), ())
 MAIN = DOCX.main
 
 

@@ -10,6 +10,7 @@ are kept whole as a point; `<script>`, `<style>`, `<pre>`, `<textarea>`, and ele
 from __future__ import annotations
 
 import html
+from typing import Callable
 
 from worker.documents.formats.html_tokens import Token, tokenize
 from worker.documents.formats.limits import Budget, DocumentLimits
@@ -82,8 +83,11 @@ class MarkupDocument:
         self._run, self._raw, self._open = TextRun(""), [], {}
 
     # rendering
-    def render(self, translated: list[TranslatedRun]) -> str:
-        escape = (lambda text: html.escape(text, quote=False)) if self.escape_text else _no_tags
+    def render(self, translated: list[TranslatedRun], escape: Callable[[str], str] | None = None) -> str:
+        """The document with each run's translation in its place; `escape` writes a translation's text (by
+        default HTML's escapes, or subtitles' look-alikes)."""
+        if escape is None:
+            escape = (lambda text: html.escape(text, quote=False)) if self.escape_text else _no_tags
         return "".join(
             part if isinstance(part, str) else with_markup(translated[part], self.runs[part], escape)
             for part in self.parts
